@@ -1,0 +1,1 @@
+"""Reference bots and the command line."""

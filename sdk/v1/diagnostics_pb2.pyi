@@ -1,0 +1,13 @@
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class EchoMessage(_message.Message):
+    __slots__ = ("sequence", "payload")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    payload: bytes
+    def __init__(self, sequence: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...

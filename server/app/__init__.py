@@ -1,0 +1,1 @@
+"""Match runtime: one writer per match, versions, idempotency, clocks, subscriptions."""

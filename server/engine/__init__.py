@@ -1,0 +1,1 @@
+"""The pure rules engine: standard library only (see core.py)."""

@@ -1,0 +1,1 @@
+"""One rules module per game; each exports GAME."""

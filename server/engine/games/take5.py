@@ -1,0 +1,560 @@
+"""Take 5 (999 Games' name for Wolfgang Kramer's *6 nimmt!*): the rules engine.
+
+Rules source: ``shared/rules/take5.md``, restated here as this project's own decisions.
+
+Editions (option ``edition``):
+
+* ``trial`` (default): the 999 Games trial edition. Cards 1..32 with the standard cattle
+  heads (D1: multiples of 11 give 5, other multiples of 10 give 3, other multiples of 5
+  give 2, 55 gives 7, every other card 1; 49 heads in all), 3 rows, 2-4 players with
+  hands of 12/9/7 cards; the cards left over are set aside face down, unused.
+* ``full``: the full *6 nimmt!*: cards 1..104, 4 rows, 2-10 players, 10 cards each;
+  otherwise the same rules.
+
+Play: every turn each seat secretly selects one card from its hand (a sealed simultaneous
+choice: the others learn only that it has committed; a commitment is final). When the
+last seat commits, the cards are revealed and placed one at a time, lowest first. A card
+goes to the row whose last card is the highest one below it (Rules 1 and 2). If that row
+already holds 5 cards, the player takes those 5 into his penalty pile and the card starts
+the row anew (Rule 3, D2: taken on the *sixth* card). A card lower than every row's end
+makes its owner choose a row (``ROW_CHOICE``, only that seat acts): he takes the whole row
+and the card starts it (Rule 4). After the last turn of a deal every seat scores the cattle
+heads in its penalty pile; leftover row cards score nothing.
+
+Match end (option ``deals``, default 3 as in the seed): after that many deals, or earlier
+after the deal in which a seat's total reaches ``end_score`` when that option is above 0
+(66 gives the classic *6 nimmt!* ending). The lowest total wins; equal lowest totals share
+the win (D4).
+
+Actions, as text: ``select:<card>`` and ``row:<n>`` with rows numbered 1..rows as in the
+rules. Clock defaults (server decision, rules section 5): select the lowest card in hand;
+choose the row with the fewest cattle heads, ties to the lowest row number.
+
+What each seat sees: its own hand and its own sealed selection; everyone's hand sizes and
+who has committed; the rows; the revealed cards of the current turn and the cards still to
+place; every penalty pile with its cards and heads (D3: they were public when taken); the
+public history of the current deal (each turn's revealed cards and placements, with the
+cards taken); the scores of finished deals. Spectators see the same minus any hand.
+Nobody sees the unused cards, another seat's hand or sealed card, or a future deal.
+
+rules_version history:
+
+* 1 - first version: trial and full editions, ``deals`` and ``end_score`` options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from speeltafel.server.engine.codec import decode_value, encode_value
+from speeltafel.server.engine.core import (
+    Dealer,
+    GameInfo,
+    GameOver,
+    IllegalAction,
+    InvalidAction,
+    InvalidOptions,
+    NotYourTurn,
+    OptionKind,
+    OptionSpec,
+    Outcome,
+    Rng,
+)
+
+ROW_LIMIT = 5  # a row holds at most five cards; the sixth takes them
+
+
+def heads(card: int) -> int:
+    """The cattle heads printed on a card."""
+    if card == 55:
+        return 7
+    if card % 11 == 0:
+        return 5
+    if card % 10 == 0:
+        return 3
+    if card % 5 == 0:
+        return 2
+    return 1
+
+
+def total_heads(cards: Sequence[int]) -> int:
+    """The cattle heads on a group of cards."""
+    return sum(heads(c) for c in cards)
+
+
+class Edition(str, Enum):
+    """Which deck and table layout a match uses."""
+
+    TRIAL = "trial"
+    FULL = "full"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The numbers an edition fixes."""
+
+    cards: int
+    rows: int
+    min_seats: int
+    max_seats: int
+
+
+LAYOUTS = {
+    Edition.TRIAL: Layout(cards=32, rows=3, min_seats=2, max_seats=4),
+    Edition.FULL: Layout(cards=104, rows=4, min_seats=2, max_seats=10),
+}
+TRIAL_HAND_SIZES = {2: 12, 3: 9, 4: 7}
+FULL_HAND_SIZE = 10
+
+
+def hand_size(edition: Edition, seats: int) -> int:
+    """Cards dealt to each seat."""
+    return TRIAL_HAND_SIZES[seats] if edition is Edition.TRIAL else FULL_HAND_SIZE
+
+
+class Phase(str, Enum):
+    """Where a turn stands."""
+
+    SELECT = "select"
+    ROW_CHOICE = "row_choice"
+    OVER = "over"
+
+
+class ActionKind(str, Enum):
+    """The two kinds of Take 5 action."""
+
+    SELECT = "select"
+    ROW = "row"
+
+
+@dataclass(frozen=True, slots=True)
+class Take5Action:
+    """``SELECT`` a card (by number) or choose a ``ROW`` (numbered from 1)."""
+
+    kind: ActionKind
+    value: int
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}:{self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """One revealed card put on the table, and the cards its owner took (if any)."""
+
+    seat: int
+    card: int
+    row: int
+    taken: tuple[int, ...]
+    chosen: bool  # True when the owner chose the row (Rule 4)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The public record of one turn: the revealed cards and their placements so far."""
+
+    number: int
+    revealed: tuple[tuple[int, int], ...]  # (seat, card) in seat order
+    placements: tuple[Placement, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Take5State:
+    """The full state of a Take 5 match (every field; observe() decides who sees what)."""
+
+    edition: Edition
+    deals: int
+    end_score: int
+    seats: int
+    dealer: Dealer
+    deal: int
+    turn: int
+    phase: Phase
+    rows: tuple[tuple[int, ...], ...]
+    hands: tuple[tuple[int, ...], ...]
+    unused: tuple[int, ...]
+    selected: tuple[int | None, ...]
+    to_place: tuple[tuple[int, int], ...]  # (card, seat), ascending; head may await a row
+    penalties: tuple[tuple[int, ...], ...]
+    deal_scores: tuple[tuple[int, ...], ...]
+    history: tuple[Turn, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Take5Observation:
+    """What one seat (or a spectator, ``seat=None``) may know."""
+
+    seat: int | None
+    edition: Edition
+    deal: int
+    deals: int
+    end_score: int
+    turn: int
+    turns: int
+    phase: Phase
+    rows: tuple[tuple[int, ...], ...]
+    hand: tuple[int, ...]
+    selected: int | None
+    committed: tuple[bool, ...]
+    hand_sizes: tuple[int, ...]
+    to_place: tuple[tuple[int, int], ...]
+    penalties: tuple[tuple[int, ...], ...]
+    deal_scores: tuple[tuple[int, ...], ...]
+    totals: tuple[int, ...]
+    history: tuple[Turn, ...]
+
+
+_STATE_HEADER = {"game": "take5", "format": 1}
+
+
+def _totals(state: Take5State) -> tuple[int, ...]:
+    return tuple(sum(scores[s] for scores in state.deal_scores) for s in range(state.seats))
+
+
+class Take5:
+    """The Take 5 rules (see the module docstring)."""
+
+    info = GameInfo(
+        game_id="take5",
+        name="Take 5",
+        rules_version=1,
+        min_seats=2,
+        max_seats=10,
+        options=(
+            OptionSpec(
+                "edition",
+                OptionKind.CHOICE,
+                "trial",
+                "trial: 32 cards, 3 rows, 2-4 seats; full: 6 nimmt! with 104 cards, 4 rows, "
+                "2-10 seats, 10 cards each",
+                choices=("trial", "full"),
+            ),
+            OptionSpec("deals", OptionKind.INT, "3", "deals in a match", minimum=1, maximum=50),
+            OptionSpec(
+                "end_score",
+                OptionKind.INT,
+                "0",
+                "end the match after the deal in which a total reaches this (0: off; 66 is "
+                "the classic 6 nimmt! ending)",
+                minimum=0,
+                maximum=10_000,
+            ),
+        ),
+        simultaneous=True,
+        description="Sealed simultaneous card choices; the sixth card in a row takes it. "
+        "Fewest cattle heads wins.",
+    )
+
+    # ------------------------------------------------------------------ setup
+
+    def new(
+        self,
+        options: Mapping[str, str],
+        seats: int,
+        rng: Rng,
+        presets: Sequence[Sequence[str]] = (),
+    ) -> Take5State:
+        """A match with its first deal made."""
+        resolved = self.info.resolve_options(options)
+        edition = Edition(resolved["edition"])
+        layout = LAYOUTS[edition]
+        if not layout.min_seats <= seats <= layout.max_seats:
+            raise InvalidOptions(
+                f"the {edition.value} edition takes {layout.min_seats}-{layout.max_seats} "
+                f"seats, not {seats}",
+                rule="seat_count",
+            )
+        deck = tuple(str(c) for c in range(1, layout.cards + 1))
+        dealer = Dealer.checked(rng, presets, deck)
+        empty: tuple[tuple[int, ...], ...] = tuple(() for _ in range(seats))
+        state = Take5State(
+            edition=edition,
+            deals=int(resolved["deals"]),
+            end_score=int(resolved["end_score"]),
+            seats=seats,
+            dealer=dealer,
+            deal=0,
+            turn=0,
+            phase=Phase.SELECT,
+            rows=(),
+            hands=empty,
+            unused=(),
+            selected=(None,) * seats,
+            to_place=(),
+            penalties=empty,
+            deal_scores=(),
+            history=(),
+        )
+        return self._deal(state)
+
+    def _deal(self, state: Take5State) -> Take5State:
+        layout = LAYOUTS[state.edition]
+        size = hand_size(state.edition, state.seats)
+        order, dealer = state.dealer.deal([str(c) for c in range(1, layout.cards + 1)])
+        cards = [int(c) for c in order]
+        hands = tuple(tuple(sorted(cards[s * size : (s + 1) * size])) for s in range(state.seats))
+        dealt = state.seats * size
+        rows = tuple((cards[dealt + r],) for r in range(layout.rows))
+        return replace(
+            state,
+            dealer=dealer,
+            deal=state.deal + 1,
+            turn=1,
+            phase=Phase.SELECT,
+            rows=rows,
+            hands=hands,
+            unused=tuple(cards[dealt + layout.rows :]),
+            selected=(None,) * state.seats,
+            to_place=(),
+            penalties=tuple(() for _ in range(state.seats)),
+            history=(),
+        )
+
+    # ------------------------------------------------------------------ queries
+
+    def to_act(self, state: Take5State) -> tuple[int, ...]:
+        """Uncommitted seats while selecting; the chooser during a row choice."""
+        if state.phase is Phase.SELECT:
+            return tuple(s for s in range(state.seats) if state.selected[s] is None)
+        if state.phase is Phase.ROW_CHOICE:
+            return (state.to_place[0][1],)
+        return ()
+
+    def legal_actions(self, state: Take5State, seat: int) -> tuple[Take5Action, ...]:
+        """Every card in hand while selecting; every row for the chooser."""
+        if seat not in self.to_act(state):
+            return ()
+        if state.phase is Phase.SELECT:
+            return tuple(Take5Action(ActionKind.SELECT, c) for c in state.hands[seat])
+        return tuple(Take5Action(ActionKind.ROW, r) for r in range(1, len(state.rows) + 1))
+
+    def default_action(self, state: Take5State, seat: int) -> Take5Action:
+        """Lowest card in hand; or the row with the fewest heads, ties to the lowest number."""
+        if seat not in self.to_act(state):
+            raise NotYourTurn(f"seat {seat} need not act now")
+        if state.phase is Phase.SELECT:
+            return Take5Action(ActionKind.SELECT, state.hands[seat][0])
+        cheapest = min(range(len(state.rows)), key=lambda r: (total_heads(state.rows[r]), r))
+        return Take5Action(ActionKind.ROW, cheapest + 1)
+
+    # ------------------------------------------------------------------ the mutator
+
+    def apply(self, state: Take5State, seat: int, action: Take5Action) -> Take5State:
+        """Validate and play one action; the given state is never changed."""
+        self._validate(state, seat, action)
+        if action.kind is ActionKind.SELECT:
+            return self._select(state, seat, action.value)
+        return self._choose_row(state, action.value)
+
+    def _validate(self, state: Take5State, seat: int, action: Take5Action) -> None:
+        if not isinstance(action, Take5Action):
+            raise InvalidAction("not a Take 5 action", rule="wrong_game")
+        if not 0 <= seat < state.seats:
+            raise InvalidAction(f"there is no seat {seat}", rule="no_such_seat")
+        if state.phase is Phase.OVER:
+            raise GameOver("the match is over")
+        if action.kind is ActionKind.SELECT:
+            if not 1 <= action.value <= LAYOUTS[state.edition].cards:
+                raise InvalidAction(f"there is no card {action.value}", rule="no_such_card")
+            if state.phase is not Phase.SELECT:
+                raise IllegalAction("cards are not being selected now", rule="wrong_phase")
+            if state.selected[seat] is not None:
+                raise IllegalAction(
+                    "you have already selected a card this turn; it is final",
+                    rule="already_selected",
+                )
+            if action.value not in state.hands[seat]:
+                raise IllegalAction(f"card {action.value} is not in your hand", rule="not_in_hand")
+            return
+        if not 1 <= action.value <= len(state.rows):
+            raise InvalidAction(f"there is no row {action.value}", rule="no_such_row")
+        if state.phase is not Phase.ROW_CHOICE:
+            raise IllegalAction("no row is to be chosen now", rule="wrong_phase")
+        if seat != state.to_place[0][1]:
+            raise NotYourTurn("another seat chooses the row now")
+
+    def _select(self, state: Take5State, seat: int, card: int) -> Take5State:
+        hands = list(state.hands)
+        hands[seat] = tuple(c for c in hands[seat] if c != card)
+        selected = list(state.selected)
+        selected[seat] = card
+        state = replace(state, hands=tuple(hands), selected=tuple(selected))
+        if any(c is None for c in selected):
+            return state
+        # The last seat committed: reveal everything at once and start placing.
+        revealed = tuple((s, c) for s, c in enumerate(selected) if c is not None)
+        turn = Turn(number=state.turn, revealed=revealed, placements=())
+        state = replace(
+            state,
+            selected=(None,) * state.seats,
+            to_place=tuple(sorted((c, s) for s, c in revealed)),
+            history=(*state.history, turn),
+        )
+        return self._place(state)
+
+    def _choose_row(self, state: Take5State, row_number: int) -> Take5State:
+        card, seat = state.to_place[0]
+        index = row_number - 1
+        state = self._put(state, card, seat, index, taken=state.rows[index], chosen=True)
+        return self._place(replace(state, phase=Phase.SELECT))
+
+    def _put(
+        self,
+        state: Take5State,
+        card: int,
+        seat: int,
+        index: int,
+        taken: tuple[int, ...],
+        chosen: bool,
+    ) -> Take5State:
+        rows = list(state.rows)
+        rows[index] = (card,) if taken else (*rows[index], card)
+        penalties = list(state.penalties)
+        penalties[seat] = tuple(sorted(penalties[seat] + taken))
+        last = state.history[-1]
+        placement = Placement(seat=seat, card=card, row=index + 1, taken=taken, chosen=chosen)
+        history = (*state.history[:-1], replace(last, placements=(*last.placements, placement)))
+        return replace(
+            state,
+            rows=tuple(rows),
+            penalties=tuple(penalties),
+            to_place=state.to_place[1:],
+            history=history,
+        )
+
+    def _place(self, state: Take5State) -> Take5State:
+        """Place revealed cards in ascending order until done or a row must be chosen."""
+        while state.to_place:
+            card, seat = state.to_place[0]
+            best: int | None = None
+            for index, row in enumerate(state.rows):
+                if row[-1] < card and (best is None or row[-1] > state.rows[best][-1]):
+                    best = index
+            if best is None:
+                return replace(state, phase=Phase.ROW_CHOICE)
+            row = state.rows[best]
+            taken = row if len(row) >= ROW_LIMIT else ()
+            state = self._put(state, card, seat, best, taken=taken, chosen=False)
+        return self._end_turn(state)
+
+    def _end_turn(self, state: Take5State) -> Take5State:
+        if state.hands[0]:
+            return replace(state, turn=state.turn + 1, phase=Phase.SELECT)
+        scores = tuple(total_heads(pile) for pile in state.penalties)
+        state = replace(state, deal_scores=(*state.deal_scores, scores))
+        totals = _totals(state)
+        reached = state.end_score > 0 and max(totals) >= state.end_score
+        if state.deal >= state.deals or reached:
+            return replace(state, phase=Phase.OVER)
+        return self._deal(state)
+
+    # ------------------------------------------------------------------ views
+
+    def observe(self, state: Take5State, seat: int | None) -> Take5Observation:
+        """A seat's own hand and sealed card, plus everything public."""
+        own = seat is not None and 0 <= seat < state.seats
+        return Take5Observation(
+            seat=seat,
+            edition=state.edition,
+            deal=state.deal,
+            deals=state.deals,
+            end_score=state.end_score,
+            turn=state.turn,
+            turns=hand_size(state.edition, state.seats),
+            phase=state.phase,
+            rows=state.rows,
+            hand=state.hands[seat] if own and seat is not None else (),
+            selected=state.selected[seat] if own and seat is not None else None,
+            committed=tuple(c is not None for c in state.selected),
+            hand_sizes=tuple(len(h) for h in state.hands),
+            to_place=state.to_place,
+            penalties=state.penalties,
+            deal_scores=state.deal_scores,
+            totals=_totals(state),
+            history=state.history,
+        )
+
+    def determinize(self, state: Take5State, seat: int, rng: Rng) -> Take5State:
+        """Other hands, their sealed cards, the unused cards and future deals re-dealt."""
+        pool: list[int] = list(state.unused)
+        for other in range(state.seats):
+            if other != seat:
+                pool.extend(state.hands[other])
+                card = state.selected[other]
+                if card is not None:
+                    pool.append(card)
+        shuffled, rng = rng.shuffle(sorted(pool))
+        cards = list(shuffled)
+        hands = list(state.hands)
+        selected = list(state.selected)
+        for other in range(state.seats):
+            if other == seat:
+                continue
+            size = len(state.hands[other])
+            hands[other] = tuple(sorted(cards[:size]))
+            del cards[:size]
+            if selected[other] is not None:
+                selected[other] = cards.pop(0)
+        future = Dealer(rng.derive("future deals"), (), state.dealer.deals_made)
+        return replace(
+            state,
+            hands=tuple(hands),
+            selected=tuple(selected),
+            unused=tuple(cards),
+            dealer=future,
+        )
+
+    def outcome(self, state: Take5State) -> Outcome | None:
+        """Totals of cattle heads; the lowest total wins, ties share."""
+        if state.phase is not Phase.OVER:
+            return None
+        return Outcome.from_scores(_totals(state), lower_is_better=True)
+
+    # ------------------------------------------------------------------ text and bytes
+
+    def action_text(self, action: Take5Action) -> str:
+        """``select:17`` or ``row:2``."""
+        return str(action)
+
+    def parse_action(self, text: str) -> Take5Action:
+        """The action of a text written by :meth:`action_text`."""
+        kind, sep, value = text.partition(":")
+        if not sep or not value.isdigit() or kind not in ("select", "row"):
+            raise InvalidAction(f"not a Take 5 action: {text[:40]!r}", rule="bad_action_text")
+        return Take5Action(ActionKind(kind), int(value))
+
+    def encode(self, state: Take5State) -> bytes:
+        """Canonical JSON bytes of the state."""
+        return encode_value(_STATE_HEADER, state)
+
+    def decode(self, data: bytes) -> Take5State:
+        """The state :meth:`encode` wrote."""
+        return decode_value(_STATE_HEADER, Take5State, data)
+
+    # ------------------------------------------------------------------ invariants
+
+    def deck(self, state: Take5State) -> tuple[str, ...]:
+        """Cards 1..32 (trial) or 1..104 (full)."""
+        return tuple(str(c) for c in range(1, LAYOUTS[state.edition].cards + 1))
+
+    def zones(self, state: Take5State) -> Mapping[str, tuple[str, ...]]:
+        """Hands, sealed cards, cards being placed, rows, penalty piles, unused cards."""
+        zones: dict[str, tuple[str, ...]] = {"unused": tuple(map(str, state.unused))}
+        for s in range(state.seats):
+            zones[f"hand:{s}"] = tuple(map(str, state.hands[s]))
+            card = state.selected[s]
+            zones[f"selected:{s}"] = () if card is None else (str(card),)
+            zones[f"penalty:{s}"] = tuple(map(str, state.penalties[s]))
+        for r, row in enumerate(state.rows, start=1):
+            zones[f"row:{r}"] = tuple(map(str, row))
+        zones["to_place"] = tuple(str(c) for c, _ in state.to_place)
+        return zones
+
+    def max_actions(self, state: Take5State) -> int:
+        """Per turn: one selection and at most one row choice per seat."""
+        return state.deals * hand_size(state.edition, state.seats) * 2 * state.seats
+
+
+GAME = Take5()

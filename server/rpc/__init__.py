@@ -1,0 +1,1 @@
+"""Thin grpc.aio servicers, interceptors and the server entry point."""

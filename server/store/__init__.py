@@ -1,0 +1,1 @@
+"""The append-only match log: the MatchStore protocol with memory and SQLite backends."""
