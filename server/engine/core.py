@@ -242,6 +242,13 @@ class GameInfo:
             raise InvalidOptions(f"unknown option(s) for {self.game_id}: {', '.join(unknown)}")
         return {name: spec.parse(given.get(name, spec.default)) for name, spec in known.items()}
 
+    def canonical_options(self, given: Mapping[str, str]) -> dict[str, str]:
+        """Every option as canonical text, defaults filled in (what a match record stores)."""
+        return {
+            name: ("true" if value else "false") if isinstance(value, bool) else str(value)
+            for name, value in self.resolve_options(given).items()
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:

@@ -521,7 +521,10 @@ class Take5:
     def parse_action(self, text: str) -> Take5Action:
         """The action of a text written by :meth:`action_text`."""
         kind, sep, value = text.partition(":")
-        if not sep or not value.isdigit() or kind not in ("select", "row"):
+        # ASCII digits only and a bounded length: str.isdigit() also accepts "²", and
+        # int() refuses very long numbers; both would escape as ValueError.
+        digits = value.isascii() and value.isdigit() and len(value) <= 9
+        if not sep or not digits or kind not in ("select", "row"):
             raise InvalidAction(f"not a Take 5 action: {text[:40]!r}", rule="bad_action_text")
         return Take5Action(ActionKind(kind), int(value))
 

@@ -1,0 +1,258 @@
+"""Clients of the speeltafel match service: :class:`AsyncClient` (grpc.aio) and :class:`Client`.
+
+Both speak the same calls with the same names; a seat is addressed by the :class:`Seat` that
+``join`` returns (its secret token travels as ``authorization`` metadata, and the match id as
+``x-match-id`` metadata, on every seat call).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import grpc
+
+from speeltafel.sdk.v1 import common_pb2, match_service_pb2, match_service_pb2_grpc
+
+CHANNEL_OPTIONS = [
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A seat taken in a match, with its secret token (keep it to yourself)."""
+
+    match_id: str
+    seat: int
+    token: str
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """The call metadata that identifies this seat."""
+        return (("authorization", f"Bearer {self.token}"), ("x-match-id", self.match_id))
+
+
+def new_request_id() -> str:
+    """A fresh request id (random, so a retry with the same id is the only duplicate)."""
+    return uuid.uuid4().hex
+
+
+def _create_request(
+    game: str,
+    seats: int,
+    options: Mapping[str, str] | None,
+    move_clock_ms: int,
+    preset_decks: Sequence[Sequence[str]] | None,
+) -> match_service_pb2.CreateMatchRequest:
+    return match_service_pb2.CreateMatchRequest(
+        game=game,
+        seats=seats,
+        options=dict(options or {}),
+        move_clock_ms=move_clock_ms,
+        preset_decks=[common_pb2.DeckOrder(cards=list(d)) for d in preset_decks or ()],
+    )
+
+
+def _join_request(
+    match_id: str, seat: int | None, name: str, entropy: bytes
+) -> match_service_pb2.JoinMatchRequest:
+    request = match_service_pb2.JoinMatchRequest(match_id=match_id, name=name, entropy=entropy)
+    if seat is not None:
+        request.seat = seat
+    return request
+
+
+def _submit_request(
+    seat: Seat, action: common_pb2.Action, expected_version: int, request_id: str | None
+) -> match_service_pb2.SubmitActionRequest:
+    return match_service_pb2.SubmitActionRequest(
+        match_id=seat.match_id,
+        expected_version=expected_version,
+        request_id=request_id or new_request_id(),
+        action=action,
+    )
+
+
+class AsyncClient:
+    """An asyncio client over one grpc.aio channel."""
+
+    def __init__(self, target: str, channel: grpc.aio.Channel | None = None) -> None:
+        self.target = target
+        self.channel = channel or grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self.channel.close()
+
+    async def list_games(self) -> list[match_service_pb2.GameInfo]:
+        """Every game the server offers."""
+        response = await self.stub.ListGames(match_service_pb2.ListGamesRequest())
+        return list(response.games)
+
+    async def create_match(
+        self,
+        game: str,
+        seats: int,
+        options: Mapping[str, str] | None = None,
+        move_clock_ms: int = 0,
+        preset_decks: Sequence[Sequence[str]] | None = None,
+    ) -> match_service_pb2.CreateMatchResponse:
+        """A new match waiting for its seats."""
+        request = _create_request(game, seats, options, move_clock_ms, preset_decks)
+        response: match_service_pb2.CreateMatchResponse = await self.stub.CreateMatch(request)
+        return response
+
+    async def join(
+        self, match_id: str, seat: int | None = None, name: str = "", entropy: bytes = b""
+    ) -> Seat:
+        """Take a seat (the lowest free one unless ``seat`` is given)."""
+        response = await self.stub.JoinMatch(_join_request(match_id, seat, name, entropy))
+        return Seat(response.match_id, response.seat, response.token)
+
+    async def get_match(self, match_id: str) -> match_service_pb2.MatchSummary:
+        """Public facts about a match."""
+        response: match_service_pb2.MatchSummary = await self.stub.GetMatch(
+            match_service_pb2.GetMatchRequest(match_id=match_id)
+        )
+        return response
+
+    async def get_view(self, seat: Seat) -> common_pb2.View:
+        """The seat's current view."""
+        response: common_pb2.View = await self.stub.GetView(
+            match_service_pb2.GetViewRequest(match_id=seat.match_id), metadata=seat.metadata
+        )
+        return response
+
+    async def submit(
+        self,
+        seat: Seat,
+        action: common_pb2.Action,
+        expected_version: int,
+        request_id: str | None = None,
+    ) -> match_service_pb2.SubmitActionResponse:
+        """Play one action (unary). Retrying with the same request_id is always safe."""
+        response: match_service_pb2.SubmitActionResponse = await self.stub.SubmitAction(
+            _submit_request(seat, action, expected_version, request_id), metadata=seat.metadata
+        )
+        return response
+
+    def play_stream(self, seat: Seat) -> Any:
+        """Open the seat's bidirectional Play stream (send ``subscribe`` first)."""
+        return self.stub.Play(metadata=seat.metadata)
+
+    async def spectate(self, match_id: str, since_version: int = 0
+                       ) -> AsyncIterator[common_pb2.View]:
+        """Public views, one per version, until the match ends."""
+        call = self.stub.Spectate(
+            match_service_pb2.SpectateRequest(match_id=match_id, since_version=since_version)
+        )
+        async for view in call:
+            yield view
+
+    async def record(self, match_id: str) -> common_pb2.MatchRecord:
+        """The full record of a finished match (seed, every action, final hash)."""
+        response: common_pb2.MatchRecord = await self.stub.GetMatchRecord(
+            match_service_pb2.GetMatchRecordRequest(match_id=match_id)
+        )
+        return response
+
+
+class Client:
+    """A blocking client over one grpc channel: the same calls as :class:`AsyncClient`."""
+
+    def __init__(self, target: str, channel: grpc.Channel | None = None) -> None:
+        self.target = target
+        self.channel = channel or grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the channel."""
+        self.channel.close()
+
+    def list_games(self) -> list[match_service_pb2.GameInfo]:
+        """Every game the server offers."""
+        return list(self.stub.ListGames(match_service_pb2.ListGamesRequest()).games)
+
+    def create_match(
+        self,
+        game: str,
+        seats: int,
+        options: Mapping[str, str] | None = None,
+        move_clock_ms: int = 0,
+        preset_decks: Sequence[Sequence[str]] | None = None,
+    ) -> match_service_pb2.CreateMatchResponse:
+        """A new match waiting for its seats."""
+        request = _create_request(game, seats, options, move_clock_ms, preset_decks)
+        response: match_service_pb2.CreateMatchResponse = self.stub.CreateMatch(request)
+        return response
+
+    def join(
+        self, match_id: str, seat: int | None = None, name: str = "", entropy: bytes = b""
+    ) -> Seat:
+        """Take a seat (the lowest free one unless ``seat`` is given)."""
+        response = self.stub.JoinMatch(_join_request(match_id, seat, name, entropy))
+        return Seat(response.match_id, response.seat, response.token)
+
+    def get_match(self, match_id: str) -> match_service_pb2.MatchSummary:
+        """Public facts about a match."""
+        response: match_service_pb2.MatchSummary = self.stub.GetMatch(
+            match_service_pb2.GetMatchRequest(match_id=match_id)
+        )
+        return response
+
+    def get_view(self, seat: Seat) -> common_pb2.View:
+        """The seat's current view."""
+        response: common_pb2.View = self.stub.GetView(
+            match_service_pb2.GetViewRequest(match_id=seat.match_id), metadata=seat.metadata
+        )
+        return response
+
+    def submit(
+        self,
+        seat: Seat,
+        action: common_pb2.Action,
+        expected_version: int,
+        request_id: str | None = None,
+    ) -> match_service_pb2.SubmitActionResponse:
+        """Play one action. Retrying with the same request_id is always safe."""
+        response: match_service_pb2.SubmitActionResponse = self.stub.SubmitAction(
+            _submit_request(seat, action, expected_version, request_id), metadata=seat.metadata
+        )
+        return response
+
+    def spectate(self, match_id: str, since_version: int = 0) -> Iterator[common_pb2.View]:
+        """Public views, one per version, until the match ends."""
+        yield from self.stub.Spectate(
+            match_service_pb2.SpectateRequest(match_id=match_id, since_version=since_version)
+        )
+
+    def record(self, match_id: str) -> common_pb2.MatchRecord:
+        """The full record of a finished match."""
+        response: common_pb2.MatchRecord = self.stub.GetMatchRecord(
+            match_service_pb2.GetMatchRecordRequest(match_id=match_id)
+        )
+        return response

@@ -1,0 +1,159 @@
+"""The Bot protocol and the runner that plays a seat over one bidirectional stream.
+
+A bot only chooses: given its view and the legal actions (typed, in the engine's stable
+order), it returns one of them. The runner does everything else:
+
+* subscribes to the seat's Play stream and acts whenever a view says the seat must act;
+* keeps at most one action in flight, so a view that arrives while it waits (another seat
+  committed) never causes a second submission;
+* on a dropped stream, reconnects with ``since_version`` set to the last version it saw
+  (the server resumes without a gap or duplicate) and re-sends the action in flight with
+  the *same* request_id, so it is applied exactly once;
+* returns the final view when the match is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import grpc
+
+from speeltafel.sdk.client import AsyncClient, Seat, new_request_id
+from speeltafel.sdk.v1 import common_pb2, match_service_pb2
+
+RETRYABLE = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN,
+     grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED}
+)
+
+
+class Bot(Protocol):
+    """Anything with a ``choose`` method (plain or ``async``) is a bot."""
+
+    def choose(
+        self, view: common_pb2.View, legal_actions: Sequence[common_pb2.Action]
+    ) -> common_pb2.Action | Awaitable[common_pb2.Action]:
+        """One of ``legal_actions`` for this view."""
+        ...
+
+
+@dataclass
+class RunStats:
+    """What a runner did, for logs and tests."""
+
+    actions: int = 0
+    rejected: int = 0
+    reconnects: int = 0
+    resyncs: int = 0
+
+
+async def _choose(bot: Bot, view: common_pb2.View) -> common_pb2.Action:
+    choice = bot.choose(view, list(view.legal_actions))
+    if inspect.isawaitable(choice):
+        return await choice
+    return choice
+
+
+async def play_seat(
+    client: AsyncClient,
+    seat: Seat,
+    bot: Bot,
+    *,
+    max_reconnects: int = 20,
+    on_view: Callable[[common_pb2.View], None] | None = None,
+    stats: RunStats | None = None,
+) -> common_pb2.View:
+    """Play ``seat`` with ``bot`` until the match ends; returns the final view."""
+    stats = stats if stats is not None else RunStats()
+    last_version = 0
+    min_version = 0  # a decision starts at or after the version our last action produced
+    pending: match_service_pb2.SubmitActionRequest | None = None
+    latest: common_pb2.View | None = None
+    failures = 0
+    while True:
+        call = client.play_stream(seat)
+        try:
+            subscribe = match_service_pb2.Subscribe(
+                match_id=seat.match_id, since_version=last_version
+            )
+            await call.write(match_service_pb2.PlayRequest(subscribe=subscribe))
+            if pending is not None:
+                await call.write(match_service_pb2.PlayRequest(submit=pending))
+            async for response in call:
+                failures = 0
+                kind = response.WhichOneof("event")
+                if kind == "view":
+                    view = response.view
+                    if response.resync:
+                        stats.resyncs += 1
+                    if view.version < last_version and not response.resync:
+                        continue  # never move backwards
+                    last_version = view.version
+                    latest = view
+                    if on_view is not None:
+                        on_view(view)
+                    if view.status == common_pb2.MATCH_STATUS_FINISHED:
+                        await call.done_writing()
+                        return view
+                elif kind == "result":
+                    result = response.result
+                    if pending is None or result.request_id != pending.request_id:
+                        continue
+                    if result.WhichOneof("result") == "accepted":
+                        stats.actions += 1
+                        min_version = result.accepted.version
+                    else:
+                        stats.rejected += 1
+                        # Choose again only from a newer view than the one that failed.
+                        min_version = max(min_version, pending.expected_version + 1)
+                    pending = None
+                if pending is None and latest is not None and _must_act(latest, seat, min_version):
+                    action = await _choose(bot, latest)
+                    pending = match_service_pb2.SubmitActionRequest(
+                        match_id=seat.match_id,
+                        expected_version=latest.version,
+                        request_id=new_request_id(),
+                        action=action,
+                    )
+                    await call.write(match_service_pb2.PlayRequest(submit=pending))
+            # The server ended the stream without a final view (it is shutting down).
+            raise _StreamEnded()
+        except (grpc.aio.AioRpcError, _StreamEnded) as exc:
+            code = exc.code() if isinstance(exc, grpc.aio.AioRpcError) else None
+            if code is not None and code not in RETRYABLE:
+                raise
+            failures += 1
+            stats.reconnects += 1
+            if failures > max_reconnects:
+                raise
+            await asyncio.sleep(min(2.0, 0.05 * 2**failures) * (0.5 + random.random()))
+        finally:
+            call.cancel()
+
+
+class _StreamEnded(Exception):
+    """The Play stream closed before the match was over."""
+
+
+def _must_act(view: common_pb2.View, seat: Seat, min_version: int) -> bool:
+    return (
+        view.status == common_pb2.MATCH_STATUS_RUNNING
+        and view.version >= min_version
+        and seat.seat in view.to_act
+        and len(view.legal_actions) > 0
+    )
+
+
+def run_bot(target: str, seat: Seat, bot: Bot) -> common_pb2.View:
+    """Blocking: connect to ``target`` and play ``seat`` with ``bot`` to the end."""
+
+    async def main() -> common_pb2.View:
+        async with AsyncClient(target) as client:
+            return await play_seat(client, seat, bot)
+
+    return asyncio.run(main())

@@ -1,0 +1,256 @@
+"""One match in memory: its state, version, clocks, request ids and subscribers.
+
+Everything here is rebuilt from the log alone (:meth:`Match.replay`): the state by
+replaying the actions, the clocks from the logged server times (a seat's deadline is the
+time at which its current decision began plus the move clock), the request-id answers from
+the action rows. Live play and recovery go through the same two transitions,
+:meth:`Match.start` and :meth:`Match.record`.
+
+Versions: 0 while seats join; 1 once the first deal is made; +1 per accepted action (so the
+action with log seq ``n`` produces version ``n + 1``).
+
+Staleness: a seat's decision begins at the version where it entered ``to_act`` (or where its
+own previous action left it still to act). An action chosen from any view at or after that
+version is current: other seats' sealed commitments change nothing about this seat's choice,
+so they do not make its action stale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from speeltafel.server.app.errors import StaleVersion
+from speeltafel.server.engine.core import GameAny, Outcome, Rng, shuffle_key
+from speeltafel.server.store.base import ActionRow, MatchCreated, MatchFinished, MatchLog, SeatJoined
+
+HISTORY = 512  # snapshots kept per match for resuming streams without a gap
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The match at one version: what every view of that version is built from."""
+
+    version: int
+    status: str  # "waiting", "running" or "finished"
+    state: Any  # the engine state; None while waiting
+    to_act: tuple[int, ...]
+    deadlines: tuple[int, ...]  # per seat, server unix ms; 0 when not acting
+    outcome: Outcome | None
+
+
+@dataclass(slots=True)
+class Update:
+    """One item of a subscriber's outbox: a snapshot to send, or a result for the client."""
+
+    snapshot: Snapshot | None = None
+    resync: bool = False
+    result: Any = None
+
+
+class Outbox:
+    """A subscriber's queue. When views pile up past ``limit`` (a slow reader), they are
+    replaced by one fresh snapshot marked resync; results of the client's own requests are
+    never dropped."""
+
+    def __init__(self, seat: int | None, limit: int = 256) -> None:
+        self.seat = seat
+        self.limit = limit
+        self._items: deque[Update] = deque()
+        self._views = 0
+        self._ready = asyncio.Event()
+
+    def push_snapshot(self, snapshot: Snapshot, resync: bool = False) -> None:
+        """Queue a view; collapse the backlog into one resync snapshot when over the limit."""
+        if self._views >= self.limit:
+            self._items = deque(u for u in self._items if u.snapshot is None)
+            self._views = 0
+            resync = True
+        self._items.append(Update(snapshot=snapshot, resync=resync))
+        self._views += 1
+        self._ready.set()
+
+    def push_result(self, result: Any) -> None:
+        """Queue the answer to one of the client's requests."""
+        self._items.append(Update(result=result))
+        self._ready.set()
+
+    @property
+    def empty(self) -> bool:
+        """Nothing is waiting to be sent."""
+        return not self._items
+
+    async def get(self) -> Update:
+        """The next update, waiting for one."""
+        while not self._items:
+            self._ready.clear()
+            await self._ready.wait()
+        update = self._items.popleft()
+        if update.snapshot is not None:
+            self._views -= 1
+        return update
+
+
+class Match:
+    """The live runtime of one match (the runtime holds its lock while changing it)."""
+
+    def __init__(self, created: MatchCreated, game: GameAny) -> None:
+        self.created = created
+        self.game = game
+        self.id = created.match_id
+        self.options: Mapping[str, str] = dict(created.options)
+        self.joined: dict[int, SeatJoined] = {}
+        self.state: Any = None
+        self.version = 0
+        self.actions: list[ActionRow] = []
+        self.requests: dict[tuple[int, str], ActionRow] = {}
+        self.acting_since: dict[int, tuple[int, int]] = {}  # seat -> (version, server ms)
+        self.started_ms = 0
+        self.finished: MatchFinished | None = None
+        self.outcome: Outcome | None = None
+        self.lock = asyncio.Lock()
+        self.history: deque[Snapshot] = deque(maxlen=HISTORY)
+        self.subscribers: set[Outbox] = set()
+        self.timer: asyncio.TimerHandle | None = None
+        self.history.append(self._snapshot())
+
+    # ------------------------------------------------------------------ facts
+
+    @property
+    def status(self) -> str:
+        """waiting, running or finished."""
+        if self.state is None:
+            return "waiting"
+        return "running" if self.outcome is None else "finished"
+
+    @property
+    def current(self) -> Snapshot:
+        """The snapshot of the current version."""
+        return self.history[-1]
+
+    @property
+    def shuffle_key(self) -> bytes:
+        """The key of the match's deal generator (seed and the seats' entropy)."""
+        entropies = [self.joined[s].entropy for s in range(self.created.seats)]
+        return shuffle_key(self.created.server_seed, entropies)
+
+    def to_act(self) -> tuple[int, ...]:
+        """Seats that must act now."""
+        return () if self.state is None else tuple(self.game.to_act(self.state))
+
+    def deadline(self, seat: int) -> int:
+        """Server unix ms by which ``seat`` must act; 0 when it need not."""
+        since = self.acting_since.get(seat)
+        return 0 if since is None else since[1] + self.created.move_clock_ms
+
+    def final_hash(self) -> str:
+        """Hex SHA-256 of the engine's canonical encoding of the current state."""
+        return hashlib.sha256(self.game.encode(self.state)).hexdigest()
+
+    def check_version(self, seat: int, expected_version: int) -> None:
+        """Raise StaleVersion unless ``expected_version`` is current for ``seat``'s decision."""
+        if expected_version > self.version:
+            raise StaleVersion(
+                f"expected_version {expected_version} is ahead of the match (version "
+                f"{self.version})"
+            )
+        since = self.acting_since.get(seat)
+        if expected_version < self.version and (since is None or expected_version < since[0]):
+            raise StaleVersion(
+                f"expected_version {expected_version} is stale; the match is at version "
+                f"{self.version}: resync and choose again"
+            )
+
+    # ------------------------------------------------------------------ transitions
+
+    def join(self, joined: SeatJoined) -> None:
+        """A seat taken (the runtime starts the match when the last one arrives)."""
+        self.joined[joined.seat] = joined
+
+    def start(self, now_ms: int) -> None:
+        """Deal: the engine's ``new`` with the shuffle key of seed and entropy."""
+        rng = Rng(self.shuffle_key)
+        state = self.game.new(self.options, self.created.seats, rng, self.created.presets)
+        self.started_ms = now_ms
+        self.version = 1
+        self._advance(state, actor=None, now_ms=now_ms)
+
+    def record(self, row: ActionRow, state: Any) -> None:
+        """An action made durable: the new state, version, request answer and clocks."""
+        self.actions.append(row)
+        self.requests[(row.seat, row.request_id)] = row
+        self.version = row.seq + 1
+        self._advance(state, actor=row.seat, now_ms=row.server_ms)
+
+    def _advance(self, state: Any, actor: int | None, now_ms: int) -> None:
+        before = set(self.to_act())
+        self.state = state
+        after = self.to_act()
+        self.acting_since = {
+            seat: (self.version, now_ms)
+            if seat == actor or seat not in before or seat not in self.acting_since
+            else self.acting_since[seat]
+            for seat in after
+        }
+        self.outcome = self.game.outcome(state)
+        self.history.append(self._snapshot())
+
+    def extend_clocks(self, now_ms: int) -> None:
+        """After a restart, give every seat to act a full move clock from now."""
+        self.acting_since = {
+            seat: (version, max(ms, now_ms)) for seat, (version, ms) in self.acting_since.items()
+        }
+        self.history.append(self._snapshot())
+
+    def _snapshot(self) -> Snapshot:
+        deadlines = tuple(self.deadline(s) for s in range(self.created.seats))
+        return Snapshot(
+            self.version, self.status, self.state, self.to_act(), deadlines, self.outcome
+        )
+
+    # ------------------------------------------------------------------ rebuilding
+
+    @classmethod
+    def replay(cls, log: MatchLog, game: GameAny) -> Match:
+        """The match a log describes: every stored action re-validated by the engine."""
+        match = cls(log.created, game)
+        for joined in log.seats:
+            match.join(joined)
+        if len(match.joined) == log.created.seats:
+            match.start(max(j.joined_ms for j in log.seats))
+            for row in log.actions:
+                action = game.parse_action(row.action)
+                match.record(row, game.apply(match.state, row.seat, action))
+        match.finished = log.finished
+        return match
+
+    # ------------------------------------------------------------------ fan-out
+
+    def publish(self) -> None:
+        """Send the current snapshot to every subscriber."""
+        snapshot = self.current
+        for outbox in self.subscribers:
+            outbox.push_snapshot(snapshot)
+
+    def backlog(self, since_version: int) -> tuple[list[Snapshot], bool]:
+        """Snapshots after ``since_version`` to resume a stream, and whether it is a resync.
+
+        0 asks for a fresh start: the current snapshot. A version that is still kept gives
+        every later snapshot, no gap and no duplicate; an older one (or one from the future)
+        gives the current snapshot marked resync.
+        """
+        if since_version <= 0:
+            return [self.current], False
+        if since_version == self.version:
+            return [], False
+        kept = [s for s in self.history if s.version > since_version]
+        if since_version < self.version and kept and kept[0].version == since_version + 1:
+            # Later snapshots of one version (clocks extended after a restart) replace
+            # earlier ones.
+            latest: dict[int, Snapshot] = {s.version: s for s in kept}
+            return list(latest.values()), False
+        return [self.current], True

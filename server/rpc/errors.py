@@ -1,0 +1,214 @@
+"""Errors to gRPC statuses, and the two interceptors every call passes through.
+
+* :class:`ErrorInterceptor` (outermost): an engine or runtime error becomes its status code
+  with a ``google.rpc.ErrorInfo`` detail naming the rule; anything unexpected becomes
+  INTERNAL with an opaque incident id, and the traceback goes only to the server log. No
+  exception text ever reaches a client (it could name a hidden card).
+* :class:`AuthInterceptor`: seat calls without a known seat token are refused with
+  UNAUTHENTICATED before the handler runs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from speeltafel.server.app.errors import AppError
+from speeltafel.server.engine.core import (
+    EngineError,
+    GameOver,
+    IllegalAction,
+    InvalidAction,
+    InvalidOptions,
+    NotYourTurn,
+)
+
+log = structlog.get_logger("speeltafel.rpc")
+
+DOMAIN = "speeltafel.v1"
+SEAT_METHODS = frozenset(
+    {
+        "/speeltafel.v1.MatchService/GetView",
+        "/speeltafel.v1.MatchService/SubmitAction",
+        "/speeltafel.v1.MatchService/Play",
+    }
+)
+
+_APP_CODES = {
+    "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "failed_precondition": grpc.StatusCode.FAILED_PRECONDITION,
+    "aborted": grpc.StatusCode.ABORTED,
+    "already_exists": grpc.StatusCode.ALREADY_EXISTS,
+    "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
+    "permission_denied": grpc.StatusCode.PERMISSION_DENIED,
+    "resource_exhausted": grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+
+
+def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str] | None:
+    """(status code, message, rule id) of an expected error; None for anything else."""
+    if isinstance(exc, InvalidAction | InvalidOptions):
+        return grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.rule
+    if isinstance(exc, IllegalAction | NotYourTurn | GameOver):
+        return grpc.StatusCode.FAILED_PRECONDITION, exc.message, exc.rule
+    if isinstance(exc, EngineError):
+        return grpc.StatusCode.FAILED_PRECONDITION, exc.message, exc.rule
+    if isinstance(exc, AppError):
+        return _APP_CODES.get(exc.code, grpc.StatusCode.INTERNAL), exc.message, exc.rule
+    return None
+
+
+def internal_error(exc: BaseException, method: str) -> tuple[grpc.StatusCode, str, str]:
+    """Log an unexpected error under a fresh incident id; the client gets only the id."""
+    incident = secrets.token_hex(6)
+    log.error("internal_error", incident=incident, method=method, exc_info=exc)
+    return grpc.StatusCode.INTERNAL, f"internal error (incident {incident})", "internal"
+
+
+def status_for(code: grpc.StatusCode, message: str, rule: str) -> grpc.Status:
+    """A rich status: code, message and an ErrorInfo detail with the rule id."""
+    detail = any_pb2.Any()
+    detail.Pack(error_details_pb2.ErrorInfo(reason=rule, domain=DOMAIN))
+    status: grpc.Status = rpc_status.to_status(
+        status_pb2.Status(code=code.value[0], message=message, details=[detail])
+    )
+    return status
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode,
+                message: str, rule: str) -> None:
+    """End the call with a rich status."""
+    status = status_for(code, message, rule)
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+Behaviour = Callable[..., Any]
+
+
+class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Maps every exception a handler raises to a clear status (see the module docstring)."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = handler_call_details.method
+        return _wrap(handler, method, _guard_unary(method), _guard_stream(method))
+
+
+def _guard_unary(method: str) -> Callable[[Behaviour], Behaviour]:
+    def guard(behaviour: Behaviour) -> Behaviour:
+        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            try:
+                return await behaviour(request, context)
+            except grpc.aio.AbortError:
+                raise
+            except Exception as exc:
+                await abort(context, *(classify(exc) or internal_error(exc, method)))
+
+        return guarded
+
+    return guard
+
+
+def _guard_stream(method: str) -> Callable[[Behaviour], Behaviour]:
+    def guard(behaviour: Behaviour) -> Behaviour:
+        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]
+                          ) -> AsyncIterator[Any]:
+            try:
+                async for response in behaviour(request, context):
+                    yield response
+            except grpc.aio.AbortError:
+                raise
+            except Exception as exc:
+                await abort(context, *(classify(exc) or internal_error(exc, method)))
+
+        return guarded
+
+    return guard
+
+
+def _wrap(
+    handler: grpc.RpcMethodHandler,
+    method: str,
+    unary: Callable[[Behaviour], Behaviour],
+    stream: Callable[[Behaviour], Behaviour],
+) -> grpc.RpcMethodHandler:
+    """The same handler with its behaviour wrapped (unary or streaming response)."""
+    ser = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **ser)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(stream(handler.unary_stream), **ser)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(unary(handler.stream_unary), **ser)
+    return grpc.stream_stream_rpc_method_handler(stream(handler.stream_stream), **ser)
+
+
+def bearer_token(metadata: Any) -> str:
+    """The token of an ``authorization: Bearer <token>`` metadata entry ("" if none)."""
+    for key, value in metadata or ():
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer ") :].strip()
+    return ""
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Refuses seat calls whose token is missing or unknown, before the handler runs."""
+
+    def __init__(self, authenticate: Callable[[str], tuple[str, int]]) -> None:
+        self._authenticate = authenticate
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler_call_details.method not in SEAT_METHODS:
+            return handler
+        token = bearer_token(handler_call_details.invocation_metadata)
+        try:
+            self._authenticate(token)
+        except AppError as exc:
+            message = "missing seat token" if not token else exc.message
+            return _wrap(handler, handler_call_details.method,
+                         _refuse_unary(message), _refuse_stream(message))
+        return handler
+
+
+def _refuse_unary(message: str) -> Callable[[Behaviour], Behaviour]:
+    def refuse(_behaviour: Behaviour) -> Behaviour:
+        async def refused(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, message, "unauthenticated")
+
+        return refused
+
+    return refuse
+
+
+def _refuse_stream(message: str) -> Callable[[Behaviour], Behaviour]:
+    def refuse(_behaviour: Behaviour) -> Behaviour:
+        async def refused(_request: Any, context: grpc.aio.ServicerContext[Any, Any]
+                          ) -> AsyncIterator[Any]:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, message, "unauthenticated")
+            yield  # pragma: no cover - abort raises
+
+        return refused
+
+    return refuse

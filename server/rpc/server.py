@@ -1,0 +1,193 @@
+"""Building and running the gRPC server: limits, interceptors, health, reflection, shutdown.
+
+gRPC Python protects nothing by default (no message cap below 4 MiB, unbounded metadata,
+exception text sent to clients), so every limit is set here explicitly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
+from grpc_reflection.v1alpha import reflection
+
+from speeltafel.sdk.v1 import (
+    diagnostics_pb2,
+    diagnostics_pb2_grpc,
+    match_service_pb2,
+    match_service_pb2_grpc,
+)
+from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
+from speeltafel.server.rpc.errors import AuthInterceptor, ErrorInterceptor
+from speeltafel.server.rpc.service import MatchService
+from speeltafel.server.store.base import MatchStore
+from speeltafel.server.store.memory import MemoryStore
+from speeltafel.server.store.sqlite import SqliteStore
+
+log = structlog.get_logger("speeltafel.server")
+
+MAX_RECEIVE_BYTES = 64 * 1024  # the largest legitimate request (a preset deck) is ~1 KiB
+MAX_SEND_BYTES = 4 * 1024 * 1024
+MAX_METADATA_BYTES = 8 * 1024
+MAX_CONCURRENT_RPCS = 4096
+MATCH_SERVICE = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
+DIAGNOSTICS_SERVICE = diagnostics_pb2.DESCRIPTOR.services_by_name["Diagnostics"].full_name
+
+
+class Diagnostics(diagnostics_pb2_grpc.DiagnosticsServicer):  # type: ignore[misc]
+    """No-op echoes: the transport's own ceiling, for benchmarks."""
+
+    async def Echo(self, request: diagnostics_pb2.EchoMessage, context: Any
+                   ) -> diagnostics_pb2.EchoMessage:
+        return request
+
+    async def EchoStream(self, request_iterator: Any, context: Any) -> Any:
+        async for message in request_iterator:
+            yield message
+
+
+@dataclass
+class Running:
+    """A started server and what it needs to stop cleanly."""
+
+    server: grpc.aio.Server
+    port: int
+    runtime: MatchRuntime
+    store: MatchStore
+    health: health_aio.HealthServicer
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """NOT_SERVING first, then let in-flight calls finish, then close the store."""
+        await self.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.health.set(MATCH_SERVICE, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.server.stop(grace)
+        await self.runtime.close()
+        await self.store.close()
+
+
+async def start_server(
+    store: MatchStore,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    config: RuntimeConfig | None = None,
+    diagnostics: bool = False,
+    runtime: MatchRuntime | None = None,
+) -> Running:
+    """Recover unfinished matches, then serve on ``host:port`` (0: any free port)."""
+    runtime = runtime or MatchRuntime(store, config)
+    await runtime.recover()
+    server = grpc.aio.server(
+        interceptors=[ErrorInterceptor(), AuthInterceptor(runtime.authenticate)],
+        options=[
+            # A stale server must never share a port with a fresh one (tests bind port 0).
+            ("grpc.so_reuseport", 0),
+            ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+            ("grpc.max_send_message_length", MAX_SEND_BYTES),
+            ("grpc.max_metadata_size", MAX_METADATA_BYTES),
+            ("grpc.keepalive_time_ms", 30_000),
+            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ],
+        maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
+    )
+    match_service_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(runtime), server)
+    services = [MATCH_SERVICE, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
+    if diagnostics:
+        diagnostics_pb2_grpc.add_DiagnosticsServicer_to_server(Diagnostics(), server)
+        services.append(DIAGNOSTICS_SERVICE)
+    health = health_aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    services.append(reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(services, server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    await server.start()
+    await health.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health.set(MATCH_SERVICE, health_pb2.HealthCheckResponse.SERVING)
+    log.info("serving", host=host, port=bound, games=[g.info.game_id for g in runtime.games()])
+    return Running(server, bound, runtime, store, health)
+
+
+def configure_logging(level: str = "info") -> None:
+    """structlog JSON lines on stderr."""
+    logging.basicConfig(format="%(message)s", stream=sys.stderr, level=level.upper())
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(sort_keys=True),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+
+
+async def serve(args: argparse.Namespace) -> None:
+    """Run until SIGTERM or SIGINT, then shut down gracefully."""
+    store: MatchStore = MemoryStore() if args.db == ":memory:" else SqliteStore(Path(args.db))
+    config = RuntimeConfig(default_move_clock_ms=args.move_clock_ms)
+    running = await start_server(
+        store, host=args.host, port=args.port, config=config, diagnostics=args.diagnostics
+    )
+    if args.port_file:
+        Path(args.port_file).write_text(f"{running.port}\n")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+    log.info("stopping", grace_s=args.grace)
+    await running.stop(args.grace)
+    log.info("stopped")
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``speeltafel serve``."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=50051, help="port (0: any free port)")
+    parser.add_argument(
+        "--db", default="var/speeltafel.db", help="SQLite file, or :memory: (default %(default)s)"
+    )
+    parser.add_argument("--port-file", help="write the bound port to this file once serving")
+    parser.add_argument(
+        "--move-clock-ms", type=int, default=30_000,
+        help="default per-move clock for matches that set none (default %(default)s)",
+    )
+    parser.add_argument("--grace", type=float, default=5.0, help="shutdown grace in seconds")
+    parser.add_argument(
+        "--diagnostics", action="store_true", help="also serve the Diagnostics echo service"
+    )
+    parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
+
+
+def run_event_loop(main: Any) -> None:
+    """Run a coroutine on uvloop when it is installed, else on asyncio's own loop."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency on every POSIX system
+        asyncio.run(main)
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m speeltafel.server``: run the server."""
+    parser = argparse.ArgumentParser(prog="speeltafel serve", description="Run the game server.")
+    add_serve_arguments(parser)
+    args = parser.parse_args(argv)
+    configure_logging(args.log_level)
+    run_event_loop(serve(args))

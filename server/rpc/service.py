@@ -1,0 +1,286 @@
+"""The MatchService servicer: request -> wire -> runtime -> wire -> response, nothing more.
+
+No rules and no SQL here. Errors are raised as engine or runtime exceptions and turned
+into statuses by the ErrorInterceptor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from speeltafel.sdk.v1 import common_pb2, match_service_pb2, match_service_pb2_grpc
+from speeltafel.server.app.errors import BadRequest, PermissionDenied, Refused
+from speeltafel.server.app.match import Match, Outbox, Snapshot
+from speeltafel.server.app.runtime import Ack, MatchRuntime
+from speeltafel.server.rpc.errors import bearer_token, classify, internal_error
+from speeltafel.server.wire.common import (
+    STATUSES,
+    action_from_proto,
+    build_view,
+    game_info_to_proto,
+    outcome_to_proto,
+)
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def _metadata(context: Context, key: str) -> str:
+    for k, v in context.invocation_metadata() or ():
+        if k == key and isinstance(v, str):
+            return v
+    return ""
+
+
+def _ack_to_proto(ack: Ack) -> match_service_pb2.SubmitActionResponse:
+    return match_service_pb2.SubmitActionResponse(
+        seq=ack.seq, version=ack.version, duplicate=ack.duplicate
+    )
+
+
+class MatchService(match_service_pb2_grpc.MatchServiceServicer):  # type: ignore[misc]
+    """The gRPC face of a :class:`MatchRuntime`."""
+
+    def __init__(self, runtime: MatchRuntime) -> None:
+        self.runtime = runtime
+
+    # ------------------------------------------------------------------ helpers
+
+    def _seat(self, context: Context, match_id: str) -> int:
+        """The caller's seat in ``match_id``; the token decides, never a request field."""
+        token_match, seat = self.runtime.authenticate(bearer_token(context.invocation_metadata()))
+        if token_match != match_id:
+            # The same answer whether match_id exists or not: nothing to enumerate.
+            raise PermissionDenied("the seat token does not belong to this match", "wrong_match")
+        return seat
+
+    def _view(self, match: Match, snapshot: Snapshot, seat: int | None) -> common_pb2.View:
+        game = match.game
+        state = snapshot.state
+        observation = None if state is None else game.observe(state, seat)
+        acting = seat is not None and seat in snapshot.to_act
+        return build_view(
+            game_id=match.created.game,
+            match_id=match.id,
+            seat=seat,
+            version=snapshot.version,
+            status=snapshot.status,
+            seats=match.created.seats,
+            commitment=match.created.commitment,
+            observation=observation,
+            to_act=snapshot.to_act,
+            legal_actions=game.legal_actions(state, seat) if acting else (),
+            move_clock_ms=match.created.move_clock_ms,
+            deadline_ms=snapshot.deadlines[seat] if seat is not None else 0,
+            now_ms=self.runtime.clock.now_ms(),
+            outcome=snapshot.outcome,
+        )
+
+    async def _submit(self, match: Match, seat: int, request: Any) -> Ack:
+        if request.match_id != match.id:
+            raise PermissionDenied("the seat token does not belong to this match", "wrong_match")
+        action = action_from_proto(match.created.game, request.action)
+        return await self.runtime.submit(
+            match.id, seat, request.expected_version, request.request_id, action
+        )
+
+    # ------------------------------------------------------------------ unary calls
+
+    async def ListGames(
+        self, request: match_service_pb2.ListGamesRequest, context: Context
+    ) -> match_service_pb2.ListGamesResponse:
+        return match_service_pb2.ListGamesResponse(
+            games=[game_info_to_proto(g.info) for g in self.runtime.games()]
+        )
+
+    async def CreateMatch(
+        self, request: match_service_pb2.CreateMatchRequest, context: Context
+    ) -> match_service_pb2.CreateMatchResponse:
+        if not request.game:
+            raise BadRequest("game is required", "game")
+        match = await self.runtime.create_match(
+            request.game,
+            request.seats,
+            dict(request.options),
+            request.move_clock_ms,
+            [list(deck.cards) for deck in request.preset_decks],
+        )
+        return match_service_pb2.CreateMatchResponse(
+            match_id=match.id,
+            commitment=match.created.commitment,
+            rules_version=match.created.rules_version,
+            options=dict(match.created.options),
+            move_clock_ms=match.created.move_clock_ms,
+        )
+
+    async def JoinMatch(
+        self, request: match_service_pb2.JoinMatchRequest, context: Context
+    ) -> match_service_pb2.JoinMatchResponse:
+        seat = request.seat if request.HasField("seat") else None
+        joined, token = await self.runtime.join(
+            request.match_id, seat, request.name, request.entropy
+        )
+        return match_service_pb2.JoinMatchResponse(
+            match_id=request.match_id, seat=joined, token=token
+        )
+
+    async def GetMatch(
+        self, request: match_service_pb2.GetMatchRequest, context: Context
+    ) -> match_service_pb2.MatchSummary:
+        match = await self.runtime.get(request.match_id)
+        created = match.created
+        names = [match.joined[s].name if s in match.joined else "" for s in range(created.seats)]
+        return match_service_pb2.MatchSummary(
+            match_id=match.id,
+            game=created.game,
+            rules_version=created.rules_version,
+            options=dict(created.options),
+            seats=created.seats,
+            status=STATUSES[match.status],
+            version=match.version,
+            seat_names=names,
+            commitment=created.commitment,
+            outcome=outcome_to_proto(match.outcome),
+            move_clock_ms=created.move_clock_ms,
+            preset_deck=bool(created.presets),
+        )
+
+    async def GetView(
+        self, request: match_service_pb2.GetViewRequest, context: Context
+    ) -> common_pb2.View:
+        seat = self._seat(context, request.match_id)
+        match = await self.runtime.get(request.match_id)
+        return self._view(match, match.current, seat)
+
+    async def SubmitAction(
+        self, request: match_service_pb2.SubmitActionRequest, context: Context
+    ) -> match_service_pb2.SubmitActionResponse:
+        seat = self._seat(context, request.match_id)
+        match = await self.runtime.get(request.match_id)
+        return _ack_to_proto(await self._submit(match, seat, request))
+
+    async def GetMatchRecord(
+        self, request: match_service_pb2.GetMatchRecordRequest, context: Context
+    ) -> common_pb2.MatchRecord:
+        match = await self.runtime.get(request.match_id)
+        if match.finished is None:
+            raise Refused("the record is published when the match has finished", "not_finished")
+        return _record(match)
+
+    # ------------------------------------------------------------------ streams
+
+    async def Play(
+        self, request_iterator: AsyncIterator[match_service_pb2.PlayRequest], context: Context
+    ) -> AsyncIterator[match_service_pb2.PlayResponse]:
+        first = await anext(aiter(request_iterator), None)
+        if first is None:
+            return
+        if first.WhichOneof("kind") != "subscribe":
+            raise BadRequest("the first message of Play must be subscribe", "subscribe_first")
+        match_id = first.subscribe.match_id
+        routed = _metadata(context, "x-match-id")
+        if routed != match_id:
+            raise BadRequest("metadata x-match-id must name the subscribed match", "x-match-id")
+        seat = self._seat(context, match_id)
+        match = await self.runtime.get(match_id)
+        outbox = self.runtime.subscribe(match, seat, first.subscribe.since_version)
+        reader = asyncio.ensure_future(self._read_actions(request_iterator, match, seat, outbox))
+        try:
+            async for response in self._drain(match, outbox):
+                yield response
+        finally:
+            self.runtime.unsubscribe(match, outbox)
+            reader.cancel()
+
+    async def _read_actions(
+        self,
+        requests: AsyncIterator[match_service_pb2.PlayRequest],
+        match: Match,
+        seat: int,
+        outbox: Outbox,
+    ) -> None:
+        async for request in requests:
+            if request.WhichOneof("kind") != "submit":
+                error = match_service_pb2.ActionError(
+                    code=grpc.StatusCode.INVALID_ARGUMENT.value[0],
+                    message="only submit may follow subscribe",
+                    rule="subscribe_once",
+                )
+                outbox.push_result(match_service_pb2.ActionResult(error=error))
+                continue
+            submit = request.submit
+            result = match_service_pb2.ActionResult(request_id=submit.request_id)
+            try:
+                result.accepted.CopyFrom(_ack_to_proto(await self._submit(match, seat, submit)))
+            except Exception as exc:
+                code, message, rule = classify(exc) or internal_error(exc, "Play/submit")
+                result.error.CopyFrom(
+                    match_service_pb2.ActionError(code=code.value[0], message=message, rule=rule)
+                )
+            outbox.push_result(result)
+
+    async def _drain(
+        self, match: Match, outbox: Outbox
+    ) -> AsyncIterator[match_service_pb2.PlayResponse]:
+        """Views and results from an outbox until the finished view has been sent."""
+        if match.status == "finished" and outbox.empty:
+            return
+        while True:
+            update = await outbox.get()
+            if update.snapshot is None:
+                yield match_service_pb2.PlayResponse(result=update.result)
+                continue
+            view = self._view(match, update.snapshot, outbox.seat)
+            yield match_service_pb2.PlayResponse(view=view, resync=update.resync)
+            if update.snapshot.status == "finished":
+                return
+
+    async def Spectate(
+        self, request: match_service_pb2.SpectateRequest, context: Context
+    ) -> AsyncIterator[common_pb2.View]:
+        match = await self.runtime.get(request.match_id)
+        outbox = self.runtime.subscribe(match, None, request.since_version)
+        try:
+            async for response in self._drain(match, outbox):
+                yield response.view
+        finally:
+            self.runtime.unsubscribe(match, outbox)
+
+
+def _record(match: Match) -> common_pb2.MatchRecord:
+    created = match.created
+    finished = match.finished
+    assert finished is not None  # checked by the caller
+    record = common_pb2.MatchRecord(
+        match_id=match.id,
+        game=created.game,
+        rules_version=created.rules_version,
+        options=dict(created.options),
+        seats=created.seats,
+        server_seed=created.server_seed,
+        commitment=created.commitment,
+        shuffle_key=match.shuffle_key,
+        preset_deck=bool(created.presets),
+        preset_decks=[common_pb2.DeckOrder(cards=order) for order in created.presets],
+        outcome=outcome_to_proto(match.outcome),
+        final_state_sha256=finished.final_hash,
+        move_clock_ms=created.move_clock_ms,
+        created_unix_ms=created.created_ms,
+        started_unix_ms=match.started_ms,
+        finished_unix_ms=finished.finished_ms,
+    )
+    for seat in range(created.seats):
+        joined = match.joined[seat]
+        record.seat_records.add(seat=seat, name=joined.name, entropy=joined.entropy)
+    for row in match.actions:
+        record.actions.add(
+            seq=row.seq,
+            seat=row.seat,
+            action=row.action,
+            server_time_unix_ms=row.server_ms,
+            clock_default=row.clock_default,
+        )
+    return record

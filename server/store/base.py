@@ -1,0 +1,126 @@
+"""The append-only match log: its rows and the small MatchStore protocol.
+
+A match is its creation row, one row per seat that joined, and one row per accepted
+action; state and clocks are rebuilt from these alone. The append is conditional so
+that a shared database can later back several server processes: ``(match, seq)`` and
+``(match, seat, request_id)`` are unique, and an append answers *committed*,
+*duplicate* (that request was stored before: here is its row) or *conflict* (another
+move took that seq: reload and re-validate).
+
+Request ids are unique per seat rather than per match (the design's ``(match_id,
+request_id)``), so two seats that happen to pick the same id never see each other's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class MatchCreated:
+    """The creation row: everything that fixes a match before any seat joins."""
+
+    match_id: str
+    game: str
+    rules_version: int
+    options: tuple[tuple[str, str], ...]  # canonical option texts, sorted by name
+    seats: int
+    server_seed: bytes
+    commitment: str
+    move_clock_ms: int
+    presets: tuple[tuple[str, ...], ...]
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatJoined:
+    """A seat taken: its name, the hash of its secret token, and its shuffle entropy."""
+
+    match_id: str
+    seat: int
+    name: str
+    token_hash: bytes
+    entropy: bytes
+    joined_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRow:
+    """One accepted action, in the engine's canonical text."""
+
+    match_id: str
+    seq: int
+    seat: int
+    request_id: str
+    action: str
+    server_ms: int
+    clock_default: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchFinished:
+    """The end of a match: when, and the hash of the final state for replay checks."""
+
+    match_id: str
+    finished_ms: int
+    final_hash: str
+
+
+class AppendStatus(str, Enum):
+    """The store's answer to a conditional append."""
+
+    COMMITTED = "committed"
+    DUPLICATE = "duplicate"
+    CONFLICT = "conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """The answer, with the stored row when the request was a duplicate."""
+
+    status: AppendStatus
+    existing: ActionRow | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchLog:
+    """Everything stored about one match, in order."""
+
+    created: MatchCreated
+    seats: tuple[SeatJoined, ...]
+    actions: tuple[ActionRow, ...]
+    finished: MatchFinished | None
+
+
+class MatchStore(Protocol):
+    """Where match logs live. Every write is durable when its coroutine returns."""
+
+    async def create(self, created: MatchCreated) -> None:
+        """Store a new match."""
+        ...
+
+    async def join(self, joined: SeatJoined) -> AppendStatus:
+        """Store a seat; CONFLICT when that seat was already taken."""
+        ...
+
+    async def append(self, row: ActionRow) -> AppendResult:
+        """Store an action if its seq and request id are both new."""
+        ...
+
+    async def finish(self, finished: MatchFinished) -> None:
+        """Mark a match finished (idempotent)."""
+        ...
+
+    async def load(self, match_id: str) -> MatchLog | None:
+        """The whole log of a match, or None."""
+        ...
+
+    async def unfinished(self) -> list[str]:
+        """Ids of matches not marked finished, oldest first."""
+        ...
+
+    async def close(self) -> None:
+        """Flush and release resources; pending writes complete first."""
+        ...

@@ -1,0 +1,71 @@
+"""An in-process MatchStore for tests and embedding; the same answers as SQLite, no disk."""
+
+from __future__ import annotations
+
+from speeltafel.server.store.base import (
+    ActionRow,
+    AppendResult,
+    AppendStatus,
+    MatchCreated,
+    MatchFinished,
+    MatchLog,
+    SeatJoined,
+)
+
+
+class MemoryStore:
+    """Match logs in dictionaries. Nothing survives the process."""
+
+    def __init__(self) -> None:
+        self._created: dict[str, MatchCreated] = {}
+        self._seats: dict[str, dict[int, SeatJoined]] = {}
+        self._actions: dict[str, list[ActionRow]] = {}
+        self._requests: dict[tuple[str, int, str], ActionRow] = {}
+        self._finished: dict[str, MatchFinished] = {}
+
+    async def create(self, created: MatchCreated) -> None:
+        """Store a new match."""
+        if created.match_id in self._created:
+            raise ValueError(f"match {created.match_id} exists")
+        self._created[created.match_id] = created
+        self._seats[created.match_id] = {}
+        self._actions[created.match_id] = []
+
+    async def join(self, joined: SeatJoined) -> AppendStatus:
+        """Store a seat unless it is taken."""
+        seats = self._seats[joined.match_id]
+        if joined.seat in seats:
+            return AppendStatus.CONFLICT
+        seats[joined.seat] = joined
+        return AppendStatus.COMMITTED
+
+    async def append(self, row: ActionRow) -> AppendResult:
+        """Store an action if its seq and request id are both new."""
+        key = (row.match_id, row.seat, row.request_id)
+        if key in self._requests:
+            return AppendResult(AppendStatus.DUPLICATE, self._requests[key])
+        actions = self._actions[row.match_id]
+        if row.seq != len(actions) + 1:
+            return AppendResult(AppendStatus.CONFLICT)
+        actions.append(row)
+        self._requests[key] = row
+        return AppendResult(AppendStatus.COMMITTED)
+
+    async def finish(self, finished: MatchFinished) -> None:
+        """Mark a match finished."""
+        self._finished.setdefault(finished.match_id, finished)
+
+    async def load(self, match_id: str) -> MatchLog | None:
+        """The whole log of a match."""
+        created = self._created.get(match_id)
+        if created is None:
+            return None
+        seats = tuple(sorted(self._seats[match_id].values(), key=lambda s: s.seat))
+        return MatchLog(created, seats, tuple(self._actions[match_id]), self._finished.get(match_id))
+
+    async def unfinished(self) -> list[str]:
+        """Matches not marked finished, in creation order."""
+        return [m for m in self._created if m not in self._finished]
+
+    async def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,143 @@
+"""The game-independent wire mapping, and the registry of per-game wire modules.
+
+Nothing a client sends is ever forwarded: actions are rebuilt as engine values here (so
+unknown fields and unknown enum values in a client's message die at this layer), and
+every outgoing view is built from an engine observation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from speeltafel.sdk.v1 import common_pb2, match_service_pb2
+from speeltafel.server.engine.core import GameAny, GameInfo, InvalidAction, Outcome
+from speeltafel.server.wire import take5
+
+
+class GameWire(Protocol):
+    """What every per-game wire module exports as ``WIRE``."""
+
+    game: GameAny
+    field: str  # the game's field name in the ``oneof game`` of View and Action
+
+    def fill_view(self, view: common_pb2.View, obs: Any) -> None:
+        """Write the game's part of a view from an engine observation."""
+        ...
+
+    def action_to_proto(self, action: Any) -> common_pb2.Action:
+        """The typed message of an engine action."""
+        ...
+
+    def action_from_proto(self, message: common_pb2.Action) -> Any:
+        """The engine action of a message; raises InvalidAction when malformed."""
+        ...
+
+
+WIRES: dict[str, GameWire] = {w.game.info.game_id: w for w in (take5.WIRE,)}
+
+STATUSES = {
+    "waiting": common_pb2.MATCH_STATUS_WAITING,
+    "running": common_pb2.MATCH_STATUS_RUNNING,
+    "finished": common_pb2.MATCH_STATUS_FINISHED,
+}
+
+
+def wire_for(game_id: str) -> GameWire:
+    """The wire module of a registered game."""
+    return WIRES[game_id]
+
+
+def action_from_proto(game_id: str, message: common_pb2.Action) -> Any:
+    """The engine action a client sent for a match of ``game_id``."""
+    wire = WIRES[game_id]
+    sent = message.WhichOneof("game")
+    if sent is None:
+        raise InvalidAction("action is empty: set the field of this match's game", "empty_action")
+    if sent != wire.field:
+        raise InvalidAction(f"action is for {sent}; this match plays {game_id}", "wrong_game")
+    return wire.action_from_proto(message)
+
+
+def outcome_to_proto(outcome: Outcome | None) -> common_pb2.Outcome:
+    """The protobuf form of an engine outcome (empty while the match runs)."""
+    if outcome is None:
+        return common_pb2.Outcome()
+    return common_pb2.Outcome(
+        scores=outcome.scores,
+        ranks=outcome.ranks,
+        utilities=outcome.utilities,
+        termination=outcome.termination,
+    )
+
+
+def game_info_to_proto(info: GameInfo) -> match_service_pb2.GameInfo:
+    """One ListGames entry."""
+    message = match_service_pb2.GameInfo(
+        game=info.game_id,
+        name=info.name,
+        rules_version=info.rules_version,
+        min_seats=info.min_seats,
+        max_seats=info.max_seats,
+        simultaneous=info.simultaneous,
+        description=info.description,
+    )
+    for spec in info.options:
+        option = message.options.add(
+            name=spec.name,
+            kind=spec.kind.value,
+            default=spec.default,
+            description=spec.description,
+            choices=spec.choices,
+        )
+        if spec.minimum is not None:
+            option.minimum = spec.minimum
+        if spec.maximum is not None:
+            option.maximum = spec.maximum
+    return message
+
+
+def build_view(
+    *,
+    game_id: str,
+    match_id: str,
+    seat: int | None,
+    version: int,
+    status: str,
+    seats: int,
+    commitment: str,
+    observation: Any,
+    to_act: Sequence[int],
+    legal_actions: Iterable[Any],
+    move_clock_ms: int,
+    deadline_ms: int,
+    now_ms: int,
+    outcome: Outcome | None,
+) -> common_pb2.View:
+    """The common View of one seat (``None``: a spectator) at one version."""
+    wire = WIRES[game_id]
+    info = wire.game.info
+    view = common_pb2.View(
+        match_id=match_id,
+        version=version,
+        status=STATUSES[status],
+        game=game_id,
+        rules_version=info.rules_version,
+        to_act=to_act,
+        commitment=commitment,
+        seats=seats,
+    )
+    if seat is not None:
+        view.seat = seat
+        view.clock.move_clock_ms = move_clock_ms
+        if deadline_ms:
+            view.clock.deadline_unix_ms = deadline_ms
+            view.clock.remaining_ms = max(0, deadline_ms - now_ms)
+    if observation is not None:
+        view.phase = observation.phase.value
+        wire.fill_view(view, observation)
+    view.legal_actions.extend(wire.action_to_proto(a) for a in legal_actions)
+    if outcome is not None:
+        view.outcome.CopyFrom(outcome_to_proto(outcome))
+    return view
+

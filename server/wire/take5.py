@@ -1,0 +1,89 @@
+"""Take 5: engine values to protobuf and back. Converts only; the rules stay in the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from speeltafel.sdk.v1 import common_pb2, take5_pb2
+from speeltafel.server.engine.core import InvalidAction
+from speeltafel.server.engine.games.take5 import (
+    GAME,
+    ActionKind,
+    Phase,
+    Take5Action,
+    Take5Observation,
+    heads,
+    total_heads,
+)
+
+PHASES = {
+    Phase.SELECT: take5_pb2.TAKE5_PHASE_SELECT,
+    Phase.ROW_CHOICE: take5_pb2.TAKE5_PHASE_ROW_CHOICE,
+    Phase.OVER: take5_pb2.TAKE5_PHASE_OVER,
+}
+
+
+def _cards(numbers: Iterable[int]) -> list[take5_pb2.Take5Card]:
+    return [take5_pb2.Take5Card(number=n, heads=heads(n)) for n in numbers]
+
+
+class Take5Wire:
+    """The Take 5 fields of the common View and Action messages."""
+
+    game = GAME
+    field = "take5"
+
+    def fill_view(self, view: common_pb2.View, obs: Take5Observation) -> None:
+        """Write the Take 5 part of ``view`` from an observation."""
+        out = view.take5
+        out.edition = obs.edition.value
+        out.deal = obs.deal
+        out.deals = obs.deals
+        out.end_score = obs.end_score
+        out.turn = obs.turn
+        out.turns = obs.turns
+        out.phase = PHASES[obs.phase]
+        for number, row in enumerate(obs.rows, start=1):
+            out.rows.add(number=number, cards=_cards(row), heads=total_heads(row))
+        out.hand.extend(_cards(obs.hand))
+        if obs.selected is not None:
+            out.selected = obs.selected
+        for seat in range(len(obs.hand_sizes)):
+            out.seats.add(
+                seat=seat,
+                hand_size=obs.hand_sizes[seat],
+                committed=obs.committed[seat],
+                penalty=_cards(obs.penalties[seat]),
+                penalty_heads=total_heads(obs.penalties[seat]),
+                deal_scores=[scores[seat] for scores in obs.deal_scores],
+                total=obs.totals[seat],
+            )
+        out.to_place.extend(take5_pb2.Take5Reveal(seat=s, card=c) for c, s in obs.to_place)
+        for turn in obs.history:
+            record = out.history.add(number=turn.number)
+            record.revealed.extend(take5_pb2.Take5Reveal(seat=s, card=c) for s, c in turn.revealed)
+            for p in turn.placements:
+                record.placements.add(
+                    seat=p.seat, card=p.card, row=p.row, taken=p.taken, chosen=p.chosen
+                )
+
+    def action_to_proto(self, action: Take5Action) -> common_pb2.Action:
+        """The typed protobuf form of an engine action."""
+        message = common_pb2.Action()
+        if action.kind is ActionKind.SELECT:
+            message.take5.select.card = action.value
+        else:
+            message.take5.choose_row.row = action.value
+        return message
+
+    def action_from_proto(self, message: common_pb2.Action) -> Take5Action:
+        """The engine action of a client's message; :class:`InvalidAction` if malformed."""
+        kind = message.take5.WhichOneof("kind")
+        if kind == "select":
+            return Take5Action(ActionKind.SELECT, message.take5.select.card)
+        if kind == "choose_row":
+            return Take5Action(ActionKind.ROW, message.take5.choose_row.row)
+        raise InvalidAction("action.take5 names no move (set select or choose_row)", "empty_action")
+
+
+WIRE = Take5Wire()
