@@ -66,9 +66,16 @@ async def play_seat(
     *,
     max_reconnects: int = 20,
     on_view: Callable[[common_pb2.View], None] | None = None,
+    on_ack: Callable[
+        [match_service_pb2.SubmitActionRequest, match_service_pb2.SubmitActionResponse], None
+    ]
+    | None = None,
     stats: RunStats | None = None,
 ) -> common_pb2.View:
-    """Play ``seat`` with ``bot`` until the match ends; returns the final view."""
+    """Play ``seat`` with ``bot`` until the match ends; returns the final view.
+
+    ``on_view`` sees every view; ``on_ack`` every accepted action with its request.
+    """
     stats = stats if stats is not None else RunStats()
     last_version = 0
     min_version = 0  # a decision starts at or after the version our last action produced
@@ -107,6 +114,8 @@ async def play_seat(
                     if result.WhichOneof("result") == "accepted":
                         stats.actions += 1
                         min_version = result.accepted.version
+                        if on_ack is not None:
+                            on_ack(pending, result.accepted)
                     else:
                         stats.rejected += 1
                         # Choose again only from a newer view than the one that failed.
