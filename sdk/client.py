@@ -84,13 +84,15 @@ class AsyncClient:
     def __init__(self, target: str, channel: grpc.aio.Channel | None = None) -> None:
         self.target = target
         self.channel = channel or grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
-        self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)
+        self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)  # type: ignore[no-untyped-call]
 
     async def __aenter__(self) -> AsyncClient:
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         await self.close()
@@ -155,8 +157,9 @@ class AsyncClient:
         """Open the seat's bidirectional Play stream (send ``subscribe`` first)."""
         return self.stub.Play(metadata=seat.metadata)
 
-    async def spectate(self, match_id: str, since_version: int = 0
-                       ) -> AsyncIterator[common_pb2.View]:
+    async def spectate(
+        self, match_id: str, since_version: int = 0
+    ) -> AsyncIterator[common_pb2.View]:
         """Public views, one per version, until the match ends."""
         call = self.stub.Spectate(
             match_service_pb2.SpectateRequest(match_id=match_id, since_version=since_version)
@@ -178,13 +181,15 @@ class Client:
     def __init__(self, target: str, channel: grpc.Channel | None = None) -> None:
         self.target = target
         self.channel = channel or grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
-        self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)
+        self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)  # type: ignore[no-untyped-call]
 
     def __enter__(self) -> Client:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         self.close()

@@ -27,8 +27,13 @@ from speeltafel.sdk.client import AsyncClient, Seat, new_request_id
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 
 RETRYABLE = frozenset(
-    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN,
-     grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED}
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+    }
 )
 
 
@@ -55,7 +60,8 @@ class RunStats:
 async def _choose(bot: Bot, view: common_pb2.View) -> common_pb2.Action:
     choice = bot.choose(view, list(view.legal_actions))
     if inspect.isawaitable(choice):
-        return await choice
+        chosen: common_pb2.Action = await choice
+        return chosen
     return choice
 
 
@@ -95,7 +101,7 @@ async def play_seat(
                 failures = 0
                 kind = response.WhichOneof("event")
                 if kind == "view":
-                    view = response.view
+                    view: common_pb2.View = response.view
                     if response.resync:
                         stats.resyncs += 1
                     if view.version < last_version and not response.resync:

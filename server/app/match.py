@@ -26,7 +26,13 @@ from typing import Any
 
 from speeltafel.server.app.errors import StaleVersion
 from speeltafel.server.engine.core import GameAny, Outcome, Rng, shuffle_key
-from speeltafel.server.store.base import ActionRow, MatchCreated, MatchFinished, MatchLog, SeatJoined
+from speeltafel.server.store.base import (
+    ActionRow,
+    MatchCreated,
+    MatchFinished,
+    MatchLog,
+    SeatJoined,
+)
 
 HISTORY = 512  # snapshots kept per match for resuming streams without a gap
 

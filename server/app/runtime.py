@@ -278,8 +278,9 @@ class MatchRuntime:
                 f"request_id is longer than {self.config.max_request_id_length}", "request_id"
             )
         if expected_version <= 0:
-            raise BadRequest("expected_version is required (versions start at 1)",
-                             "expected_version")
+            raise BadRequest(
+                "expected_version is required (versions start at 1)", "expected_version"
+            )
         match = await self.get(match_id)
         text = match.game.action_text(action)
         async with match.lock:
@@ -369,10 +370,10 @@ class MatchRuntime:
             return
         delay = max(0.0, (min(deadlines) - self.clock.now_ms()) / 1000)
         loop = asyncio.get_running_loop()
-        match.timer = loop.call_later(delay, self._spawn, self._expire(match))
+        match.timer = loop.call_later(delay, self._on_deadline, match)
 
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
+    def _on_deadline(self, match: Match) -> None:
+        task = asyncio.ensure_future(self._expire(match))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -390,7 +391,11 @@ class MatchRuntime:
                     request_id = f"clock:{match.version}:{match.deadline(seat)}"
                     log.info("clock_expired", match_id=match.id, seat=seat, seq=match.version)
                     await self._commit(
-                        match, seat, action, match.game.action_text(action), request_id,
+                        match,
+                        seat,
+                        action,
+                        match.game.action_text(action),
+                        request_id,
                         clock_default=True,
                     )
                 self._arm_timer(match)

@@ -25,7 +25,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any, NewType, Protocol, TypeVar, runtime_checkable
 
 Seat = NewType("Seat", int)
@@ -144,7 +144,6 @@ def commitment(server_seed: bytes) -> str:
     return hashlib.sha256(server_seed).hexdigest()
 
 
-
 @dataclass(frozen=True, slots=True)
 class Dealer:
     """Where each deal's deck order comes from: preset orders first, then the ``Rng``.
@@ -179,7 +178,7 @@ class Dealer:
 # --------------------------------------------------------------------------- description
 
 
-class OptionKind(str, Enum):
+class OptionKind(StrEnum):
     """The type of one table option."""
 
     INT = "int"
@@ -285,11 +284,11 @@ class Outcome:
 
 S = TypeVar("S")
 A = TypeVar("A")
-O = TypeVar("O")  # noqa: E741 - the conventional name for an observation type
+O_co = TypeVar("O_co", covariant=True)  # the observation type: only ever returned
 
 
 @runtime_checkable
-class Game(Protocol[S, A, O]):
+class Game(Protocol[S, A, O_co]):
     """The interface of one game's rules. Every game module exports one ``GAME``.
 
     ``apply`` is the only mutator: it validates, and on an illegal action raises and leaves
@@ -324,7 +323,7 @@ class Game(Protocol[S, A, O]):
         """The documented move the server plays for ``seat`` when its clock runs out."""
         ...
 
-    def observe(self, state: S, seat: int | None) -> O:
+    def observe(self, state: S, seat: int | None) -> O_co:
         """What ``seat`` may know (``None``: a spectator, public information only)."""
         ...
 
@@ -366,4 +365,3 @@ class Game(Protocol[S, A, O]):
 
 
 GameAny = Game[Any, Any, Any]
-

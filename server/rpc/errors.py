@@ -20,7 +20,7 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from speeltafel.server.app.errors import AppError
+from speeltafel.server.app.errors import AppError, BadRequest
 from speeltafel.server.engine.core import (
     EngineError,
     GameOver,
@@ -83,8 +83,9 @@ def status_for(code: grpc.StatusCode, message: str, rule: str) -> grpc.Status:
     return status
 
 
-async def abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode,
-                message: str, rule: str) -> None:
+async def abort(
+    context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, message: str, rule: str
+) -> None:
     """End the call with a rich status."""
     status = status_for(code, message, rule)
     await context.abort(status.code, status.details, status.trailing_metadata)
@@ -93,7 +94,7 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCo
 Behaviour = Callable[..., Any]
 
 
-class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # untyped grpc
     """Maps every exception a handler raises to a clear status (see the module docstring)."""
 
     async def intercept_service(
@@ -105,14 +106,56 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             return handler
         method = handler_call_details.method
-        return _wrap(handler, method, _guard_unary(method), _guard_stream(method))
+        return _wrap(handler, method, _guard_unary(method), _guard_stream(method), tolerant=True)
+
+
+class _Malformed:
+    """What a request message that does not parse becomes (see :func:`_tolerant`)."""
+
+    __slots__ = ()
+
+
+MALFORMED = _Malformed()
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """A deserializer that returns MALFORMED instead of raising.
+
+    grpc.aio answers a unary request its deserializer refuses with UNKNOWN and the
+    exception's text, before any interceptor can act; the guards turn MALFORMED into
+    INVALID_ARGUMENT instead.
+    """
+    if deserializer is None:
+        return None
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception:
+            return MALFORMED
+
+    return deserialize
+
+
+def _checked(request: Any) -> Any:
+    """The request, or the request stream, with a malformed message raising BadRequest."""
+    if request is MALFORMED:
+        raise BadRequest("the request does not parse as its message type", "malformed_request")
+    if hasattr(request, "__aiter__"):
+        return _checked_stream(request)
+    return request
+
+
+async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for request in requests:
+        yield _checked(request)
 
 
 def _guard_unary(method: str) -> Callable[[Behaviour], Behaviour]:
     def guard(behaviour: Behaviour) -> Behaviour:
         async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
-                return await behaviour(request, context)
+                return await behaviour(_checked(request), context)
             except grpc.aio.AbortError:
                 raise
             except Exception as exc:
@@ -125,10 +168,11 @@ def _guard_unary(method: str) -> Callable[[Behaviour], Behaviour]:
 
 def _guard_stream(method: str) -> Callable[[Behaviour], Behaviour]:
     def guard(behaviour: Behaviour) -> Behaviour:
-        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]
-                          ) -> AsyncIterator[Any]:
+        async def guarded(
+            request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
             try:
-                async for response in behaviour(request, context):
+                async for response in behaviour(_checked(request), context):
                     yield response
             except grpc.aio.AbortError:
                 raise
@@ -145,10 +189,12 @@ def _wrap(
     method: str,
     unary: Callable[[Behaviour], Behaviour],
     stream: Callable[[Behaviour], Behaviour],
+    tolerant: bool = False,
 ) -> grpc.RpcMethodHandler:
     """The same handler with its behaviour wrapped (unary or streaming response)."""
+    deserializer = handler.request_deserializer
     ser = {
-        "request_deserializer": handler.request_deserializer,
+        "request_deserializer": _tolerant(deserializer) if tolerant else deserializer,
         "response_serializer": handler.response_serializer,
     }
     if handler.unary_unary:
@@ -168,7 +214,7 @@ def bearer_token(metadata: Any) -> str:
     return ""
 
 
-class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # untyped grpc
     """Refuses seat calls whose token is missing or unknown, before the handler runs."""
 
     def __init__(self, authenticate: Callable[[str], tuple[str, int]]) -> None:
@@ -187,8 +233,12 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             self._authenticate(token)
         except AppError as exc:
             message = "missing seat token" if not token else exc.message
-            return _wrap(handler, handler_call_details.method,
-                         _refuse_unary(message), _refuse_stream(message))
+            return _wrap(
+                handler,
+                handler_call_details.method,
+                _refuse_unary(message),
+                _refuse_stream(message),
+            )
         return handler
 
 
@@ -204,8 +254,9 @@ def _refuse_unary(message: str) -> Callable[[Behaviour], Behaviour]:
 
 def _refuse_stream(message: str) -> Callable[[Behaviour], Behaviour]:
     def refuse(_behaviour: Behaviour) -> Behaviour:
-        async def refused(_request: Any, context: grpc.aio.ServicerContext[Any, Any]
-                          ) -> AsyncIterator[Any]:
+        async def refused(
+            _request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
             await abort(context, grpc.StatusCode.UNAUTHENTICATED, message, "unauthenticated")
             yield  # pragma: no cover - abort raises
 

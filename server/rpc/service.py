@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 
@@ -25,7 +25,8 @@ from speeltafel.server.wire.common import (
     outcome_to_proto,
 )
 
-Context = grpc.aio.ServicerContext[Any, Any]
+# grpc ships no type information: the servicer context is untyped at this one seam.
+Context: TypeAlias = Any
 
 
 def _metadata(context: Context, key: str) -> str:
@@ -41,7 +42,7 @@ def _ack_to_proto(ack: Ack) -> match_service_pb2.SubmitActionResponse:
     )
 
 
-class MatchService(match_service_pb2_grpc.MatchServiceServicer):  # type: ignore[misc]
+class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     """The gRPC face of a :class:`MatchRuntime`."""
 
     def __init__(self, runtime: MatchRuntime) -> None:
@@ -61,7 +62,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):  # type: ignore
         game = match.game
         state = snapshot.state
         observation = None if state is None else game.observe(state, seat)
-        acting = seat is not None and seat in snapshot.to_act
+        legal = (
+            game.legal_actions(state, seat) if seat is not None and seat in snapshot.to_act else ()
+        )
         return build_view(
             game_id=match.created.game,
             match_id=match.id,
@@ -72,7 +75,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):  # type: ignore
             commitment=match.created.commitment,
             observation=observation,
             to_act=snapshot.to_act,
-            legal_actions=game.legal_actions(state, seat) if acting else (),
+            legal_actions=legal,
             move_clock_ms=match.created.move_clock_ms,
             deadline_ms=snapshot.deadlines[seat] if seat is not None else 0,
             now_ms=self.runtime.clock.now_ms(),

@@ -18,8 +18,15 @@ from speeltafel.server.wire import take5
 class GameWire(Protocol):
     """What every per-game wire module exports as ``WIRE``."""
 
-    game: GameAny
-    field: str  # the game's field name in the ``oneof game`` of View and Action
+    @property
+    def game(self) -> GameAny:
+        """The engine game this module maps."""
+        ...
+
+    @property
+    def field(self) -> str:
+        """The game's field name in the ``oneof game`` of View and Action."""
+        ...
 
     def fill_view(self, view: common_pb2.View, obs: Any) -> None:
         """Write the game's part of a view from an engine observation."""
@@ -140,4 +147,3 @@ def build_view(
     if outcome is not None:
         view.outcome.CopyFrom(outcome_to_proto(outcome))
     return view
-

@@ -1,0 +1,71 @@
+# speeltafel - run `make help` for the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 50051
+DB ?= var/speeltafel.db
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*## "}; {printf "  make %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+.PHONY: install
+install: $(STAMP) ## create .venv and install the project with its dev tools
+
+.PHONY: run
+run: $(STAMP) ## the main job: a tournament of the built-in bots through a real server (SQLite)
+	$(BIN)/speeltafel run --db $(DB)
+
+.PHONY: serve
+serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default var/speeltafel.db)
+	$(BIN)/speeltafel serve --port $(PORT) --db $(DB)
+
+.PHONY: test
+test: $(STAMP) proto-check ## run the test suite
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+.PHONY: proto
+proto: $(STAMP) ## regenerate sdk/v1 from proto/ (the only way generated code changes)
+	$(BIN)/python scripts/gen_protos.py
+
+.PHONY: proto-check
+proto-check: $(STAMP) ## fail when the committed generated code is stale
+	$(BIN)/python scripts/gen_protos.py --check
+
+.PHONY: lint
+lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	@# mypy cannot see setuptools' package-dir mapping: give it the installed names.
+	@mkdir -p .typecheck/speeltafel
+	@for pkg in server sdk bots; do ln -sfn ../../$$pkg .typecheck/speeltafel/$$pkg; done
+	MYPYPATH=.typecheck $(BIN)/mypy -p speeltafel.server -p speeltafel.sdk -p speeltafel.bots
+	$(BIN)/mypy scripts
+
+.PHONY: fmt
+fmt: $(STAMP) ## format the code with ruff
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+.PHONY: check
+check: lint test ## lint, types and tests
+
+.PHONY: bench
+bench: $(STAMP) ## benchmarks: engine playouts, end-to-end actions/s, and the transport's own echo ceiling
+	$(BIN)/python scripts/bench.py
+
+.PHONY: clean
+clean: ## remove the virtualenv, caches and var/
+	rm -rf $(VENV) var .typecheck .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,156 @@
+"""The ``speeltafel`` command: ``serve``, ``play``, ``games`` and ``run``.
+
+This module is the composition root: the one place on the client side that may import the
+server package (for ``serve`` and its options). ``run`` starts the server as a separate
+process instead, so its bots reach it only through gRPC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+
+import grpc
+
+from speeltafel.bots.registry import BOTS, make_bot
+from speeltafel.sdk import AsyncClient, Seat, play_seat
+from speeltafel.sdk.v1 import common_pb2
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from speeltafel.server.rpc.server import configure_logging, run_event_loop, serve
+
+    configure_logging(args.log_level)
+    run_event_loop(serve(args))
+    return 0
+
+
+async def _play(args: argparse.Namespace) -> int:
+    async with AsyncClient(args.server) as client:
+        match_id = args.match
+        others: list[Seat] = []
+        if not match_id:
+            options = dict(item.split("=", 1) for item in args.option)
+            created = await client.create_match(
+                args.game, args.seats, options=options, move_clock_ms=args.move_clock_ms
+            )
+            match_id = created.match_id
+            print(
+                f"created {args.game} match {match_id} for {args.seats} seats "
+                f"(commitment {created.commitment[:16]}...)"
+            )
+        seat = await client.join(match_id, name=args.name or args.bot, entropy=os.urandom(16))
+        print(f"joined match {match_id} as seat {seat.seat}")
+        if not args.match and args.opponents != "none":
+            for i in range(args.seats - 1):
+                others.append(await client.join(match_id, name=f"{args.opponents}-{i + 1}"))
+        elif not args.match:
+            print(
+                f"waiting for {args.seats - 1} more: speeltafel play --server {args.server} "
+                f"--match {match_id} --bot random"
+            )
+
+        def show(view: common_pb2.View) -> None:
+            if args.verbose:
+                print(f"version {view.version}: to act {list(view.to_act)}")
+
+        tasks = [play_seat(client, seat, make_bot(args.bot), on_view=show)]
+        tasks += [play_seat(client, other, make_bot(args.opponents)) for other in others]
+        final, *_ = await asyncio.gather(*tasks)
+        outcome = final.outcome
+        print(f"match {match_id} over after {final.version - 1} actions")
+        for s in range(final.seats):
+            marker = "  <- you" if s == seat.seat else ""
+            print(f"  seat {s}: score {outcome.scores[s]}, rank {outcome.ranks[s]}{marker}")
+        return 0
+
+
+async def _games(args: argparse.Namespace) -> int:
+    async with AsyncClient(args.server) as client:
+        for game in await client.list_games():
+            print(
+                f"{game.game} ({game.name}), rules v{game.rules_version}, "
+                f"{game.min_seats}-{game.max_seats} seats"
+            )
+            for option in game.options:
+                print(f"  {option.name}={option.default}  {option.description}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from speeltafel.bots.arena import run
+
+    return run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``speeltafel``."""
+    parser = argparse.ArgumentParser(prog="speeltafel", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the game server")
+    from speeltafel.server.rpc.server import add_serve_arguments  # composition root
+
+    add_serve_arguments(serve)
+    serve.set_defaults(handler=_serve)
+
+    play = commands.add_parser("play", help="connect a built-in bot to a server and play")
+    play.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT")
+    play.add_argument("--game", default="take5")
+    play.add_argument("--bot", default="random", choices=sorted(BOTS))
+    play.add_argument("--match", help="join this match instead of creating one")
+    play.add_argument("--seats", type=int, default=2, help="seats of a created match")
+    play.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a game option of a created match (repeatable)",
+    )
+    play.add_argument(
+        "--opponents",
+        default="random",
+        choices=[*sorted(BOTS), "none"],
+        help="bot for the other seats of a created match; none: wait for others",
+    )
+    play.add_argument("--move-clock-ms", type=int, default=0)
+    play.add_argument("--name", default="")
+    play.add_argument("--verbose", action="store_true")
+    play.set_defaults(handler=lambda a: asyncio.run(_play(a)))
+
+    games = commands.add_parser("games", help="list the games a server offers")
+    games.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT")
+    games.set_defaults(handler=lambda a: asyncio.run(_games(a)))
+
+    run = commands.add_parser("run", help="a tournament of the built-in bots through a server")
+    run.add_argument("--bots", default=",".join(BOTS), help="comma-separated bot names")
+    run.add_argument("--seats", default="2,3,4", help="seat counts to play")
+    run.add_argument("--rounds", type=int, default=6, help="times each fixture list is played")
+    run.add_argument("--edition", default="trial", choices=["trial", "full"])
+    run.add_argument("--db", default="var/speeltafel.db", help="the server's SQLite file")
+    run.add_argument("--move-clock-ms", type=int, default=10_000)
+    run.add_argument("--concurrency", type=int, default=8, help="matches at once")
+    run.add_argument("--results", default="var/results.json", help="where to write JSON results")
+    run.set_defaults(handler=_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``speeltafel`` command."""
+    args = build_parser().parse_args(argv)
+    try:
+        sys.exit(args.handler(args))
+    except grpc.RpcError as exc:
+        code = exc.code() if hasattr(exc, "code") else None
+        details = exc.details() if hasattr(exc, "details") else str(exc)
+        print(f"speeltafel: {code}: {details}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

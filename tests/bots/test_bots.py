@@ -1,0 +1,138 @@
+"""Every built-in bot finishes every game against the real server, and the CLI works."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from speeltafel.bots.arena import Fixture, Result, schedule, standings
+from speeltafel.bots.registry import BOTS, make_bot
+from speeltafel.sdk import AsyncClient, play_seat
+from speeltafel.sdk.v1 import common_pb2
+from speeltafel.server.engine.registry import GAMES
+from speeltafel.server.rpc.server import Running, start_server
+from speeltafel.server.store.memory import MemoryStore
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[Running]:
+    server = await start_server(MemoryStore())
+    try:
+        yield server
+    finally:
+        await server.stop(0.2)
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+@pytest.mark.parametrize("bot", sorted(BOTS))
+async def test_bot_finishes_every_seat_count(running: Running, game: str, bot: str) -> None:
+    info = GAMES[game].info
+    async with AsyncClient(f"127.0.0.1:{running.port}") as client:
+        for seats in range(info.min_seats, min(info.max_seats, 4) + 1):
+            created = await client.create_match(game, seats)
+            joined = [await client.join(created.match_id, name=f"s{i}") for i in range(seats)]
+            # The bot under test in seat 0, random bots elsewhere.
+            bots = [make_bot(bot, 1)] + [make_bot("random", i) for i in range(1, seats)]
+            finals = await asyncio.gather(
+                *(play_seat(client, s, b) for s, b in zip(joined, bots, strict=True))
+            )
+            for final in finals:
+                assert final.status == common_pb2.MATCH_STATUS_FINISHED
+                assert len(final.outcome.scores) == seats
+            record = await client.record(created.match_id)
+            assert not any(a.clock_default for a in record.actions), "bots must act in time"
+
+
+async def test_gap_bot_beats_random_over_a_series(running: Running) -> None:
+    """The heuristic is real: over 12 two-seat matches it scores fewer heads than random."""
+    gap_heads = random_heads = 0
+    async with AsyncClient(f"127.0.0.1:{running.port}") as client:
+        for number in range(12):
+            created = await client.create_match("take5", 2)
+            gap_seat = number % 2
+            seats = [await client.join(created.match_id, seat=s) for s in range(2)]
+            bots = [make_bot("gap" if s == gap_seat else "random", number) for s in range(2)]
+            final, _ = await asyncio.gather(
+                *(play_seat(client, s, b) for s, b in zip(seats, bots, strict=True))
+            )
+            gap_heads += final.outcome.scores[gap_seat]
+            random_heads += final.outcome.scores[1 - gap_seat]
+    assert gap_heads < random_heads
+
+
+def test_schedule_rotates_every_lineup() -> None:
+    fixtures = schedule(["a", "b", "c"], [2, 3], rounds=1)
+    lineups = [f.lineup for f in fixtures]
+    # 3 pairs x 2 rotations + 1 triple x 3 rotations.
+    assert len(lineups) == 3 * 2 + 3
+    assert ("a", "b") in lineups and ("b", "a") in lineups
+    assert {("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")} <= set(lineups)
+    assert [f.number for f in fixtures] == list(range(1, len(fixtures) + 1))
+
+
+def test_standings_rank_the_stronger_bot_first() -> None:
+    results = [
+        Result(Fixture(n, ("strong", "weak")), f"m{n}", (3, 20), (1, 2), (1.0, -1.0), 30, 0, True)
+        for n in range(1, 9)
+    ]
+    lines = standings(results)
+    assert [line.bot for line in lines] == ["strong", "weak"]
+    assert lines[0].wins == 8 and lines[1].wins == 0
+    assert lines[0].mu > lines[1].mu
+    mean, half = lines[0].utility_interval()
+    assert mean == 1.0 and half == 0.0
+
+
+def test_standings_share_wins_between_tied_winners() -> None:
+    result = Result(Fixture(1, ("a", "b", "c")), "m", (5, 5, 9), (1, 1, 3), (0.5, 0.5, -1.0),
+                    20, 0, True)
+    by_bot = {line.bot: line for line in standings([result])}
+    assert by_bot["a"].wins == by_bot["b"].wins == 0.5
+    assert by_bot["c"].wins == 0
+
+
+async def _run_cli(*args: str) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "speeltafel.bots.cli", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), timeout=90)
+    assert process.returncode is not None
+    return process.returncode, out.decode()
+
+
+async def test_cli_play_creates_a_match_and_plays_it(running: Running) -> None:
+    code, out = await _run_cli(
+        "play", "--server", f"127.0.0.1:{running.port}", "--game", "take5", "--bot", "gap",
+        "--seats", "3",
+    )
+    assert code == 0, out
+    assert "joined match" in out and "over after" in out
+    assert out.count("seat ") >= 3
+
+
+async def test_cli_games_lists_take5(running: Running) -> None:
+    code, out = await _run_cli("games", "--server", f"127.0.0.1:{running.port}")
+    assert code == 0, out
+    assert "take5 (Take 5)" in out and "edition=trial" in out
+
+
+async def test_cli_run_plays_a_verified_tournament(tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    code, out = await _run_cli(
+        "run", "--rounds", "1", "--seats", "2,3", "--bots", "random,gap", "--db",
+        str(tmp_path / "arena.db"), "--results", str(results),
+    )
+    assert code == 0, out
+    data = json.loads(results.read_text())
+    # Two bots: one pair in 2 rotations; at 3 seats the list repeats: (gap,gap,random) and
+    # (gap,random,random), 3 rotations each.
+    assert len(data["matches"]) == 2 + 6
+    assert all(match["verified"] for match in data["matches"])
+    assert {line["bot"] for line in data["standings"]} == {"random", "gap"}
+    assert "match records verified by replay" in out
