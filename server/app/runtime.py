@@ -160,6 +160,8 @@ class MatchRuntime:
 
     async def get(self, match_id: str) -> Match:
         """A match by id, from memory or (finished and evicted) from the store."""
+        if not match_id:
+            raise BadRequest("match_id is required", "match_id")
         match = self.matches.get(match_id)
         if match is None and match_id:
             match = await self._load(match_id)
