@@ -88,7 +88,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``speeltafel``."""
-    parser = argparse.ArgumentParser(prog="speeltafel", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="speeltafel",
+        description="speeltafel: a gRPC game server for card games, its bots and tournaments.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the game server")
