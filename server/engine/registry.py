@@ -14,4 +14,6 @@ def get_game(game_id: str) -> GameAny:
         return GAMES[game_id]
     except KeyError:
         known = ", ".join(sorted(GAMES))
-        raise InvalidOptions(f"unknown game {game_id[:40]!r}; known: {known}", "unknown_game") from None
+        raise InvalidOptions(
+            f"unknown game {game_id[:40]!r}; known: {known}", "unknown_game"
+        ) from None

@@ -8,6 +8,7 @@ properties of shared/reliability.md at every step.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from collections import deque
@@ -133,10 +134,9 @@ def test_game_info_is_consistent(game_id: str) -> None:
 def check_illegal_actions(
     setup: Setup, state: Any, candidates: list[Any], samples: int = 6
 ) -> None:
-    """Actions a seat may not play now are refused with an EngineError, state unchanged."""
+    """Actions a seat may not play now (legal for another seat, or earlier) raise EngineError."""
     game = setup.game
     to_act = game.to_act(state)
-    before = game.encode(state)
     pairs: list[tuple[int, Any]] = []
     idle = [seat for seat in range(setup.seats) if seat not in to_act]
     if idle and candidates:  # a seat not to act, playing a move that is legal for another
@@ -154,7 +154,6 @@ def check_illegal_actions(
     for seat, action in pairs:
         with pytest.raises(EngineError):
             game.apply(state, seat, action)
-        assert game.encode(state) == before
 
 
 @pytest.mark.parametrize(("game", "options", "seats"), CONFIGURATIONS)
@@ -174,32 +173,40 @@ def test_random_playouts_keep_the_contract(
         assert len(set(to_act)) == len(to_act)
         assert set(to_act) <= set(range(seats))
         legal_now: list[Any] = []
+        sample = setup.chooser.randrange(seats)
         for s in (-1, *range(seats), seats):
             legal = game.legal_actions(state, s)
-            assert legal == game.legal_actions(state, s), "legal actions are not stable"
             assert len(set(legal)) == len(legal)
             assert bool(legal) == (s in to_act)
             if legal:
                 assert game.default_action(state, s) in legal
-            for a in legal:
-                assert game.parse_action(game.action_text(a)) == a
+            if s == sample:
+                assert legal == game.legal_actions(state, s), "legal actions are not stable"
+                for a in legal:
+                    assert game.parse_action(game.action_text(a)) == a
             legal_now.extend(legal)
         assert_conserved(game, state)
-        data = game.encode(state)
-        assert isinstance(data, bytes)
-        assert game.decode(data) == state
-        assert game.encode(game.decode(data)) == data
+        # Serialisation and "nothing changes the given state" at random points (the codec
+        # is the slow part of a step).
+        data = None
+        if len(played) < 3 or not to_act or setup.chooser.random() < 0.25:
+            data = game.encode(state)
+            assert isinstance(data, bytes)
+            decoded = game.decode(data)
+            assert decoded == state
+            assert game.encode(decoded) == data
 
         if not to_act:
             break
         assert game.outcome(state) is None
         assert len(played) < limit, "the game ran past max_actions"
         check_illegal_actions(setup, state, legal_now + list(recent))
-        # Every legal action of one seat is accepted, and never changes the given state.
+        # Every legal action of one seat is accepted.
         probe = setup.chooser.choice(to_act)
         for a in game.legal_actions(state, probe):
             game.apply(state, probe, a)
-        assert game.encode(state) == data
+        if data is not None:
+            assert game.encode(state) == data, "a refused or probed action changed the state"
         recent.extend(legal_now)
         played.append((seat, action))
 
@@ -225,54 +232,61 @@ def test_random_playouts_keep_the_contract(
     assert game.encode(replay) == game.encode(state)
 
 
-@pytest.mark.parametrize("game_id", sorted(GAMES))
-@settings(max_examples=200, deadline=None)
-@given(text=st.text(max_size=30))
-def test_parse_action_names_an_action_or_raises_invalid_action(game_id: str, text: str) -> None:
+@functools.cache
+def reachable_action_texts(game_id: str) -> list[str]:
+    """The texts of actions met in a short random game of each configuration."""
     game = get_game(game_id)
-    state = game.new({}, game.info.min_seats, Rng(b"parse"))
+    texts: set[str] = set()
+    for params in CONFIGURATIONS:
+        configured, options, seats = params.values
+        if configured is game:
+            playout = random_playout(Setup(game, options, seats, 7))
+            for state, _, _ in itertools.islice(playout, 30):
+                for seat in game.to_act(state):
+                    texts.update(game.action_text(a) for a in game.legal_actions(state, seat))
+    return sorted(texts)
+
+
+def spliced_text(game: GameAny) -> st.SearchStrategy[str]:
+    """Arbitrary text, and real action texts cut short and continued with arbitrary text."""
+    real = st.sampled_from(reachable_action_texts(game.info.game_id))
+    cut = st.tuples(real, st.integers(0, 12), st.text(max_size=8)).map(
+        lambda t: t[0][: t[1]] + t[2]
+    )
+    return st.one_of(st.text(max_size=30), real, cut)
+
+
+@pytest.mark.parametrize("game_id", sorted(GAMES))
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_parse_action_names_an_action_or_raises_invalid_action(
+    game_id: str, data: st.DataObject
+) -> None:
+    game = get_game(game_id)
+    text = data.draw(spliced_text(game), label="text")
     try:
         action = game.parse_action(text)
     except InvalidAction:
         return
     assert game.parse_action(game.action_text(action)) == action
     # Whatever it names, apply answers with an engine error or a new state, nothing else.
-    for seat in range(game.info.min_seats):
+    configured, options, seats = next(p.values for p in CONFIGURATIONS if p.values[0] is game)
+    state = configured.new(options, seats, Rng(b"parse"))
+    for seat in range(seats):
         error_of(game, state, seat, action)
-
-
-@pytest.mark.parametrize("game_id", sorted(GAMES))
-def test_parse_action_of_every_reachable_action_text(game_id: str) -> None:
-    game = get_game(game_id)
-    texts = set()
-    for params in CONFIGURATIONS:
-        g, options, seats = params.values
-        if g is not game:
-            continue
-        for state, _, _ in itertools.islice(random_playout(Setup(g, options, seats, 7)), 60):
-            for seat in game.to_act(state):
-                for a in game.legal_actions(state, seat):
-                    text = game.action_text(a)
-                    assert isinstance(text, str)
-                    assert game.parse_action(text) == a
-                    texts.add(text)
-    assert texts
 
 
 # --------------------------------------------------------------------------- hidden information
 
 
 def check_determinize(setup: Setup, state: Any, step: int, next_actions: dict[int, Any]) -> None:
-    """D1, D2 and D3 for every seat at one step."""
+    """D1 and D3 for every seat at one step; D2 for one seat picked at random."""
     game = setup.game
-    before = game.encode(state)
     to_act = game.to_act(state)
+    sample = setup.chooser.randrange(setup.seats)
     for seat in range(setup.seats):
         tag = b"%d/%d/%d" % (setup.seed, step, seat)
         world = game.determinize(state, seat, Rng(b"world A/" + tag))
-        twin = game.determinize(state, seat, Rng(b"world B/" + tag))
-        assert game.encode(state) == before, "determinize changed the real state"
-        assert game.determinize(state, seat, Rng(b"world A/" + tag)) == world
 
         # D1: the seat cannot tell its world from the real one.
         view = game.observe(state, seat)
@@ -280,19 +294,26 @@ def check_determinize(setup: Setup, state: Any, step: int, next_actions: dict[in
         assert game.to_act(world) == to_act
         assert game.legal_actions(world, seat) == game.legal_actions(state, seat)
         assert_conserved(game, world)
-        game.decode(game.encode(world))
+        worlds = [world]
 
-        # D2: twin worlds differing only in what the seat cannot see look the same to it.
-        assert game.observe(twin, seat) == game.observe(world, seat)
-        assert repr(game.observe(twin, seat)) == repr(view)
-        assert game.legal_actions(twin, seat) == game.legal_actions(world, seat)
+        if seat == sample:
+            # D2: twin worlds differing only in what the seat cannot see look the same
+            # to it, down to the repr a careless log line would print.
+            twin = game.determinize(state, seat, Rng(b"world B/" + tag))
+            assert game.observe(twin, seat) == view
+            assert repr(game.observe(twin, seat)) == repr(view)
+            assert game.legal_actions(twin, seat) == game.legal_actions(state, seat)
+            worlds.append(twin)
+            # determinize is a function of its inputs, and its worlds serialise.
+            assert game.determinize(state, seat, Rng(b"world A/" + tag)) == world
+            assert game.decode(game.encode(world)) == world
 
         # D1: the seat's next action is legal in its world too, and as long as the public
         # view stays equal, so does the seat's own view.
         if seat in to_act:
-            action = next_actions.get(seat) or setup.chooser.choice(
-                game.legal_actions(state, seat)
-            )
+            action = next_actions.get(seat)
+            if action not in game.legal_actions(state, seat):
+                action = setup.chooser.choice(game.legal_actions(state, seat))
             real_after = game.apply(state, seat, action)
             world_after = game.apply(world, seat, action)
             still = game.to_act(real_after)
@@ -308,10 +329,10 @@ def check_determinize(setup: Setup, state: Any, step: int, next_actions: dict[in
         for other in to_act:
             candidates.extend(game.legal_actions(world, other))
             candidates.extend(game.legal_actions(state, other))
-        for action in setup.chooser.sample(candidates, min(6, len(candidates))):
+        for action in setup.chooser.sample(candidates, min(3, len(candidates))):
             answer = error_of(game, state, seat, action)
-            assert error_of(game, world, seat, action) == answer
-            assert error_of(game, twin, seat, action) == answer
+            for other_world in worlds:
+                assert error_of(game, other_world, seat, action) == answer
 
 
 def check_sealed_choices(setup: Setup, state: Any) -> None:
@@ -332,7 +353,6 @@ def check_sealed_choices(setup: Setup, state: Any) -> None:
             view = game.observe(after, viewer)
             if viewer in seen:
                 assert view == seen[viewer], f"seat {viewer} sees seat {seat}'s sealed pick"
-                assert repr(view) == repr(seen[viewer])
             else:
                 seen[viewer] = view
 
@@ -341,21 +361,25 @@ def check_sealed_choices(setup: Setup, state: Any) -> None:
 def test_hidden_information_does_not_leak(
     game: GameAny, options: dict[str, str], seats: int
 ) -> None:
-    seeds = (11, 12) if seats <= 4 else (13,)
+    seeds = (11, 12) if seats <= 3 else (13,)
     sealed_steps = 0
     for seed in seeds:
         setup = Setup(game, options, seats, seed)
         steps = list(random_playout(setup))
         for step, (state, _, _) in enumerate(steps):
-            nexts = {}
-            for later_state, later_seat, later_action in steps[step:]:
-                if later_seat not in nexts and later_seat in game.to_act(state):
+            before = game.encode(state) if setup.chooser.random() < 0.25 else None
+            pending = game.to_act(state)
+            nexts: dict[int, Any] = {}  # each seat's next action in this playout
+            for _, later_seat, later_action in steps[step:]:
+                if later_seat in pending and later_seat not in nexts:
                     nexts[later_seat] = later_action
-                if later_state is not state and len(nexts) == len(game.to_act(state)):
+                if len(nexts) == len(pending):
                     break
-            check_determinize(setup, state, step, {s: a for s, a in nexts.items() if a})
+            check_determinize(setup, state, step, nexts)
             if len(game.to_act(state)) > 1:
                 sealed_steps += 1
             check_sealed_choices(setup, state)
+            if before is not None:
+                assert game.encode(state) == before, "determinize or apply changed the state"
     if game.info.simultaneous:
         assert sealed_steps > 0, "a simultaneous game never had several seats to act"

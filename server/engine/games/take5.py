@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
@@ -84,7 +84,7 @@ def total_heads(cards: Sequence[int]) -> int:
     return sum(heads(c) for c in cards)
 
 
-class Edition(str, Enum):
+class Edition(StrEnum):
     """Which deck and table layout a match uses."""
 
     TRIAL = "trial"
@@ -114,7 +114,7 @@ def hand_size(edition: Edition, seats: int) -> int:
     return TRIAL_HAND_SIZES[seats] if edition is Edition.TRIAL else FULL_HAND_SIZE
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     """Where a turn stands."""
 
     SELECT = "select"
@@ -122,7 +122,7 @@ class Phase(str, Enum):
     OVER = "over"
 
 
-class ActionKind(str, Enum):
+class ActionKind(StrEnum):
     """The two kinds of Take 5 action."""
 
     SELECT = "select"
@@ -258,7 +258,7 @@ class Take5:
     ) -> Take5State:
         """A match with its first deal made."""
         resolved = self.info.resolve_options(options)
-        edition = Edition(resolved["edition"])
+        edition = Edition(str(resolved["edition"]))
         layout = LAYOUTS[edition]
         if not layout.min_seats <= seats <= layout.max_seats:
             raise InvalidOptions(

@@ -239,9 +239,7 @@ def test_scenario6_match_totals_and_shared_victory() -> None:
 
 def test_scenario7_taking_11_22_25_costs_12_points() -> None:
     assert total_heads([11, 22, 25]) == 12
-    start = position(
-        hands=[(3,), (28,)], rows=[(11, 22, 25), (26,), (27,)], options={"deals": "1"}
-    )
+    start = position(hands=[(3,), (28,)], rows=[(11, 22, 25), (26,), (27,)], options={"deals": "1"})
     state = GAME.apply(reveal(start, [3, 28]), 0, row(1))
     assert state.phase is Phase.OVER
     assert state.deal_scores == ((12, 0),)
@@ -435,9 +433,7 @@ def test_equal_totals_share_the_win() -> None:
 def test_end_score_ends_the_match_after_the_deal_that_reaches_it(
     end_score: str, deal_scores: tuple[tuple[int, ...], ...]
 ) -> None:
-    start = GAME.new(
-        {"end_score": end_score}, 2, SEED, presets=[LOW_FIRST, LOW_SECOND, LOW_FIRST]
-    )
+    start = GAME.new({"end_score": end_score}, 2, SEED, presets=[LOW_FIRST, LOW_SECOND, LOW_FIRST])
     state, _ = play_defaults(start)
     assert state.phase is Phase.OVER
     assert state.deal_scores == deal_scores
@@ -541,7 +537,18 @@ def test_game_over_means_no_seat_acts_and_outcome_is_set() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "select", "select:", "select:x", "select:-3", "pick:3", "row:1.5", "SELECT:3", "row:²", "select:" + "9" * 5000],
+    [
+        "",
+        "select",
+        "select:",
+        "select:x",
+        "select:-3",
+        "pick:3",
+        "row:1.5",
+        "SELECT:3",
+        "row:²",
+        "select:" + "9" * 5000,
+    ],
 )
 def test_parse_action_rejects_text_that_names_no_action(text: str) -> None:
     with pytest.raises(InvalidAction) as raised:
@@ -581,8 +588,12 @@ def reference_turn(
     return taken
 
 
-@pytest.mark.parametrize(("options", "seats"), [({}, 2), ({}, 3), ({}, 4), ({"edition": "full"}, 6)])
-def test_random_matches_agree_with_a_plain_reference_model(options: dict[str, str], seats: int) -> None:
+@pytest.mark.parametrize(
+    ("options", "seats"), [({}, 2), ({}, 3), ({}, 4), ({"edition": "full"}, 6)]
+)
+def test_random_matches_agree_with_a_plain_reference_model(
+    options: dict[str, str], seats: int
+) -> None:
     for match in range(6):
         chooser = random.Random(match)
         state = GAME.new(options, seats, Rng(b"reference %d" % match))
