@@ -9,7 +9,9 @@ order), it returns one of them. The runner does everything else:
 * on a dropped stream, reconnects with ``since_version`` set to the last version it saw
   (the server resumes without a gap or duplicate) and re-sends the action in flight with
   the *same* request_id, so it is applied exactly once;
-* returns the final view when the match is over.
+* returns the final view when the match is over (an action still in flight then, such
+  as the one that ended the match, is asked once more by its request_id, so that ``on_ack``
+  sees every accepted action of the seat).
 """
 
 from __future__ import annotations
@@ -112,6 +114,15 @@ async def play_seat(
                         on_view(view)
                     if view.status == common_pb2.MATCH_STATUS_FINISHED:
                         await call.done_writing()
+                        if pending is not None:
+                            # The final view comes before the answer to the move that ended
+                            # the match (and the stream ends with it), or the answer was
+                            # lost with the server: ask once more, with the same request_id.
+                            answer = await _settle(client, seat, pending, max_reconnects)
+                            if answer is not None:
+                                stats.actions += 1
+                                if on_ack is not None:
+                                    on_ack(pending, answer)
                         return view
                 elif kind == "result":
                     result = response.result
@@ -138,7 +149,9 @@ async def play_seat(
                     await call.write(match_service_pb2.PlayRequest(submit=pending))
             # The server ended the stream without a final view (it is shutting down).
             raise _StreamEnded()
-        except (grpc.aio.AioRpcError, _StreamEnded) as exc:
+        except (grpc.aio.AioRpcError, _StreamEnded, asyncio.InvalidStateError) as exc:
+            # InvalidStateError: a write to a call the server has already ended (grpc.aio
+            # raises it instead of the call's status), e.g. when the server restarts.
             code = exc.code() if isinstance(exc, grpc.aio.AioRpcError) else None
             if code is not None and code not in RETRYABLE:
                 raise
@@ -149,6 +162,26 @@ async def play_seat(
             await asyncio.sleep(min(2.0, 0.05 * 2**failures) * (0.5 + random.random()))
         finally:
             call.cancel()
+
+
+async def _settle(
+    client: AsyncClient,
+    seat: Seat,
+    pending: match_service_pb2.SubmitActionRequest,
+    attempts: int,
+) -> match_service_pb2.SubmitActionResponse | None:
+    """The stored answer to an action still in flight when the match ended, or None when it
+    was never applied (the match is over) or the server cannot be reached."""
+    for attempt in range(1, max(1, attempts) + 1):
+        try:
+            return await client.submit(
+                seat, pending.action, pending.expected_version, pending.request_id
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() not in RETRYABLE or attempt >= attempts:
+                return None
+            await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
+    return None
 
 
 class _StreamEnded(Exception):

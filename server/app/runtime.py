@@ -131,6 +131,12 @@ class MatchRuntime:
                 await self._finish(match)
             self._arm_timer(match)
             count += 1
+        # A match that finished shortly before the restart stays in memory for the rest of
+        # its linger time, as it would have without the restart: its seats' tokens are known
+        # again, so a bot that was cut off before it saw the final view can still get it.
+        linger_ms = int(self.config.finished_linger_s * 1000)
+        for match_id in await self.store.finished_since(now - linger_ms):
+            await self._load(match_id)
         log.info("recovered", matches=count)
         return count
 

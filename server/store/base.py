@@ -14,7 +14,7 @@ request_id)``), so two seats that happen to pick the same id never see each othe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol
 
 
@@ -68,7 +68,7 @@ class MatchFinished:
     final_hash: str
 
 
-class AppendStatus(str, Enum):
+class AppendStatus(StrEnum):
     """The store's answer to a conditional append."""
 
     COMMITTED = "committed"
@@ -119,6 +119,10 @@ class MatchStore(Protocol):
 
     async def unfinished(self) -> list[str]:
         """Ids of matches not marked finished, oldest first."""
+        ...
+
+    async def finished_since(self, since_ms: int) -> list[str]:
+        """Ids of matches marked finished at or after ``since_ms`` (unix ms), oldest first."""
         ...
 
     async def close(self) -> None:

@@ -61,11 +61,18 @@ class MemoryStore:
         if created is None:
             return None
         seats = tuple(sorted(self._seats[match_id].values(), key=lambda s: s.seat))
-        return MatchLog(created, seats, tuple(self._actions[match_id]), self._finished.get(match_id))
+        return MatchLog(
+            created, seats, tuple(self._actions[match_id]), self._finished.get(match_id)
+        )
 
     async def unfinished(self) -> list[str]:
         """Matches not marked finished, in creation order."""
         return [m for m in self._created if m not in self._finished]
+
+    async def finished_since(self, since_ms: int) -> list[str]:
+        """Matches marked finished at or after ``since_ms``, in the order they finished."""
+        finished = [f for f in self._finished.values() if f.finished_ms >= since_ms]
+        return [f.match_id for f in sorted(finished, key=lambda f: f.finished_ms)]
 
     async def close(self) -> None:
         """Nothing to release."""

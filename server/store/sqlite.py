@@ -220,7 +220,12 @@ class SqliteStore:
             if existing is not None:
                 seq, action, server_ms, clock_default = existing
                 stored = ActionRow(
-                    row.match_id, seq, row.seat, row.request_id, action, server_ms,
+                    row.match_id,
+                    seq,
+                    row.seat,
+                    row.request_id,
+                    action,
+                    server_ms,
                     bool(clock_default),
                 )
                 return AppendResult(AppendStatus.DUPLICATE, stored)
@@ -273,6 +278,18 @@ class SqliteStore:
 
         return await self._submit(operation)
 
+    async def finished_since(self, since_ms: int) -> list[str]:
+        """Matches marked finished at or after ``since_ms``, in the order they finished."""
+
+        def operation(conn: sqlite3.Connection) -> list[str]:
+            rows = conn.execute(
+                "SELECT match_id FROM matches WHERE finished_ms >= ? ORDER BY finished_ms, rowid",
+                (since_ms,),
+            ).fetchall()
+            return [r[0] for r in rows]
+
+        return await self._submit(operation)
+
     async def integrity_check(self) -> str:
         """SQLite's own integrity check ("ok" when the file is sound)."""
         return await self._submit(
@@ -302,8 +319,19 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
     ).fetchone()
     if row is None:
         return None
-    (game, rules_version, options, seats, seed, commitment, clock, presets, created_ms,
-     finished_ms, final_hash) = row
+    (
+        game,
+        rules_version,
+        options,
+        seats,
+        seed,
+        commitment,
+        clock,
+        presets,
+        created_ms,
+        finished_ms,
+        final_hash,
+    ) = row
     created = MatchCreated(
         match_id=match_id,
         game=game,
@@ -332,7 +360,5 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
             (match_id,),
         )
     )
-    finished = (
-        MatchFinished(match_id, finished_ms, final_hash) if finished_ms is not None else None
-    )
+    finished = MatchFinished(match_id, finished_ms, final_hash) if finished_ms is not None else None
     return MatchLog(created, joined, actions, finished)
