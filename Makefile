@@ -52,7 +52,7 @@ lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
 	@mkdir -p .typecheck/speeltafel
 	@for pkg in server sdk bots; do ln -sfn ../../$$pkg .typecheck/speeltafel/$$pkg; done
 	MYPYPATH=.typecheck $(BIN)/mypy -p speeltafel.server -p speeltafel.sdk -p speeltafel.bots
-	$(BIN)/mypy scripts
+	MYPYPATH=.typecheck $(BIN)/mypy scripts
 
 .PHONY: fmt
 fmt: $(STAMP) ## format the code with ruff

@@ -44,8 +44,12 @@ def generate(out: Path) -> None:
             old.unlink()
         for source in sorted(generated.iterdir()):
             text = source.read_text()
-            text = re.sub(r"^from speeltafel\.v1 import", "from speeltafel.sdk.v1 import", text,
-                          flags=re.MULTILINE)
+            text = re.sub(
+                r"^from speeltafel\.v1 import",
+                "from speeltafel.sdk.v1 import",
+                text,
+                flags=re.MULTILINE,
+            )
             (out / source.name).write_text(text)
     (out / "__init__.py").write_text(HEADER)
     (out / "py.typed").write_text("")
@@ -63,11 +67,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / "v1"
         generate(fresh)
-        names = sorted({p.name for p in fresh.iterdir()} | {p.name for p in OUT.iterdir()
-                                                           if p.name != "__pycache__"})
-        stale = [n for n in names
-                 if not (fresh / n).exists() or not (OUT / n).exists()
-                 or not filecmp.cmp(fresh / n, OUT / n, shallow=False)]
+        names = sorted(
+            {p.name for p in fresh.iterdir()}
+            | {p.name for p in OUT.iterdir() if p.name != "__pycache__"}
+        )
+        stale = [
+            n
+            for n in names
+            if not (fresh / n).exists()
+            or not (OUT / n).exists()
+            or not filecmp.cmp(fresh / n, OUT / n, shallow=False)
+        ]
         if stale:
             print("generated code is stale (run `make proto`): " + ", ".join(stale))
             return 1

@@ -1,0 +1,960 @@
+"""``make bench``: how fast the engine, the full game path and the bare transport are.
+
+Three measurements in one run, so that every headline number is a ratio between things
+measured on the same machine at the same moment (shared machines are noisy; absolute
+numbers drift between runs, ratios much less):
+
+(a) engine: complete random Take 5 playouts in-process (``GAME.new`` and random legal
+    actions until there is an outcome), for the trial edition with 4 seats and the full
+    edition with 4 and 10 seats: playouts/s, actions/s and microseconds per action.
+(b) game path: a real server (a subprocess on an SQLite file in a temporary folder) and
+    this process as the client: 16 Take 5 matches of 4 random bots each, every seat played
+    by ``play_seat`` over its own Play stream, a new match started whenever one ends, for a
+    fixed time. Counts acknowledged actions per second, with submit->ack latency.
+(c) transport ceiling between the same two processes over the same channel(s): 64
+    ``EchoStream`` ping-pongs (one message in flight per stream), and 64 callers of the
+    unary ``Echo`` in a loop. Messages per second each.
+
+The headline is b/c: the fraction of the bare transport's ceiling the full game path
+reaches. Server and client CPU are sampled over each measuring window (from /proc), so
+the table also shows CPU microseconds per message on each side.
+
+Usage: ``.venv/bin/python scripts/bench.py [--seconds 10] [--quick] [--json var/bench.json]``.
+Each (c) and (b) window gets an uncounted warm-up first; the default run takes ~40 s.
+``--store memory`` shows the SQLite store's share; ``--edition full --seats 10 --tables 6``
+the cost of a 10-seat fan-out.
+``--profile-server FILE`` runs the server under cProfile and prints its hottest functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import pstats
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+from rich.console import Console
+from rich.table import Table
+
+from speeltafel.bots.random_bot import RandomBot
+from speeltafel.sdk.client import CHANNEL_OPTIONS, AsyncClient
+from speeltafel.sdk.runner import RunStats, play_seat
+from speeltafel.sdk.v1 import common_pb2, diagnostics_pb2, diagnostics_pb2_grpc
+from speeltafel.server.engine.core import Rng
+from speeltafel.server.engine.registry import get_game
+
+T = TypeVar("T")
+ROOT = Path(__file__).resolve().parent.parent
+GAME_ID = "take5"
+ENGINE_CONFIGS = (("trial", 4), ("full", 4), ("full", 10))
+
+console = Console(width=None if sys.stdout.isatty() else 132)
+
+
+# --------------------------------------------------------------------------- CPU sampling
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_cpu_seconds(pid: int) -> tuple[float, float] | None:
+    """(user, system) CPU seconds of a process, all threads (Linux /proc); None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # After the ")" that closes the command name, utime and stime are fields 12 and 13.
+    return int(fields[11]) / _TICK, int(fields[12]) / _TICK
+
+
+@dataclass
+class CpuWindow:
+    """CPU seconds used by the server and by this (client) process over a window."""
+
+    server_pid: int
+    server_start: tuple[float, float] | None = None
+    client_start: tuple[float, float] = (0.0, 0.0)
+    server_s: float | None = None
+    server_sys_s: float | None = None
+    client_s: float | None = None
+    client_sys_s: float | None = None
+
+    @staticmethod
+    def _own() -> tuple[float, float]:
+        times = os.times()
+        return times.user, times.system
+
+    def start(self) -> None:
+        self.server_start = process_cpu_seconds(self.server_pid)
+        self.client_start = self._own()
+
+    def stop(self) -> None:
+        end = process_cpu_seconds(self.server_pid)
+        if end is not None and self.server_start is not None:
+            self.server_sys_s = end[1] - self.server_start[1]
+            self.server_s = end[0] - self.server_start[0] + self.server_sys_s
+        own = self._own()
+        self.client_sys_s = own[1] - self.client_start[1]
+        self.client_s = own[0] - self.client_start[0] + self.client_sys_s
+
+    def extra(self) -> dict[str, float | None]:
+        """The kernel's share of each side's CPU (a syscall-heavy path shows here)."""
+        return {
+            "server_sys_share": None
+            if not self.server_s or self.server_sys_s is None
+            else self.server_sys_s / self.server_s,
+            "client_sys_share": None
+            if not self.client_s or self.client_sys_s is None
+            else self.client_sys_s / self.client_s,
+        }
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class EngineResult:
+    """(a) one engine configuration."""
+
+    edition: str
+    seats: int
+    seconds: float
+    playouts: int
+    actions: int
+
+    @property
+    def playouts_per_s(self) -> float:
+        return self.playouts / self.seconds
+
+    @property
+    def actions_per_s(self) -> float:
+        return self.actions / self.seconds
+
+    @property
+    def us_per_action(self) -> float:
+        return 1e6 * self.seconds / self.actions
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "playouts_per_s": self.playouts_per_s,
+            "actions_per_s": self.actions_per_s,
+            "us_per_action": self.us_per_action,
+            "actions_per_playout": self.actions / self.playouts,
+        }
+
+
+@dataclass
+class WireResult:
+    """(b) or (c): messages (or acknowledged actions) over one measuring window."""
+
+    name: str
+    seconds: float
+    count: int
+    server_cpu_s: float | None
+    client_cpu_s: float | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def per_s(self) -> float:
+        return self.count / self.seconds if self.seconds > 0 else 0.0
+
+    def cpu_us_per_message(self, cpu_s: float | None) -> float | None:
+        return None if cpu_s is None or not self.count else 1e6 * cpu_s / self.count
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "seconds": self.seconds,
+            "count": self.count,
+            "per_s": self.per_s,
+            "server_cpu_cores": None
+            if self.server_cpu_s is None
+            else self.server_cpu_s / self.seconds,
+            "client_cpu_cores": None
+            if self.client_cpu_s is None
+            else self.client_cpu_s / self.seconds,
+            "server_cpu_us_per_message": self.cpu_us_per_message(self.server_cpu_s),
+            "client_cpu_us_per_message": self.cpu_us_per_message(self.client_cpu_s),
+            **self.extra,
+        }
+
+
+# --------------------------------------------------------------------------- (a) engine
+
+
+def engine_playouts(edition: str, seats: int, seconds: float) -> EngineResult:
+    """Random playouts of complete matches for ``seconds``, engine only."""
+    game = get_game(GAME_ID)
+    options = {"edition": edition}
+    chooser = random.Random(12345)
+    new, to_act, legal, apply, outcome = (
+        game.new,
+        game.to_act,
+        game.legal_actions,
+        game.apply,
+        game.outcome,
+    )
+    choice = chooser.choice
+    playouts = actions = 0
+    start = time.perf_counter()
+    end = start + seconds
+    now = start
+    while now < end:
+        key = hashlib.sha256(playouts.to_bytes(8, "big")).digest()
+        state = new(options, seats, Rng(key))
+        while outcome(state) is None:
+            seat = choice(to_act(state))
+            state = apply(state, seat, choice(legal(state, seat)))
+            actions += 1
+        playouts += 1
+        now = time.perf_counter()
+    return EngineResult(edition, seats, now - start, playouts, actions)
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the bench dies, even by SIGKILL (Linux only)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class ServerProcess:
+    """``python -m speeltafel.server`` on port 0 with an SQLite file; always terminated."""
+
+    def __init__(self, folder: Path, profile: Path | None = None, store: str = "sqlite") -> None:
+        self.folder = folder
+        self.db = str(folder / "bench.db") if store == "sqlite" else ":memory:"
+        self.port_file = folder / "port"
+        self.log_file = folder / "server.log"
+        self.profile = profile
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: Any = None
+
+    def start(self, timeout: float = 30.0) -> int:
+        command = [sys.executable]
+        if self.profile is not None:
+            command += ["-m", "cProfile", "-o", str(self.profile)]
+        command += [
+            "-m",
+            "speeltafel.server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--db",
+            self.db,
+            "--port-file",
+            str(self.port_file),
+            "--diagnostics",
+            "--log-level",
+            "warning",
+            "--grace",
+            "2",
+        ]
+        self._log = self.log_file.open("wb")
+        self.proc = subprocess.Popen(
+            command,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,  # before any thread exists: grpc starts later
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"the server exited early ({self.proc.returncode}):\n" + self.log_tail()
+                )
+            with contextlib.suppress(OSError):
+                text = self.port_file.read_text()
+                if text.endswith("\n"):
+                    return int(text)
+            time.sleep(0.05)
+        raise RuntimeError("the server did not write its port in time:\n" + self.log_tail())
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_file.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def stop(self) -> int | None:
+        """SIGTERM (graceful), then SIGKILL if it does not end in time."""
+        proc = self.proc
+        if proc is None:
+            return None
+        try:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
+        finally:
+            if self._log is not None:
+                self._log.close()
+        return proc.returncode
+
+
+# --------------------------------------------------------------------------- timing windows
+
+
+@dataclass
+class Window:
+    """A warm-up, then the measuring window [start, end] on the perf_counter clock."""
+
+    start: float
+    end: float
+
+    @classmethod
+    def after(cls, warmup: float, seconds: float) -> Window:
+        now = time.perf_counter()
+        return cls(now + warmup, now + warmup + seconds)
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+async def sample_cpu(window: Window, cpu: CpuWindow) -> None:
+    """Sample CPU at the window's start and end."""
+    await asyncio.sleep(max(0.0, window.start - time.perf_counter()))
+    cpu.start()
+    await asyncio.sleep(max(0.0, window.end - time.perf_counter()))
+    cpu.stop()
+
+
+def percentile_ms(sorted_seconds: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile (nearest rank) of sorted durations in seconds, in milliseconds."""
+    if not sorted_seconds:
+        return None
+    index = min(len(sorted_seconds) - 1, max(0, round(q * (len(sorted_seconds) - 1))))
+    return 1e3 * sorted_seconds[index]
+
+
+# --------------------------------------------------------------------------- (c) echo
+
+
+async def echo_stream(
+    stubs: Sequence[Any], streams: int, warmup: float, seconds: float, server_pid: int
+) -> WireResult:
+    """``streams`` EchoStream calls, each with one message in flight, ping-pong."""
+    window = Window.after(warmup, seconds)
+    counts = [0] * streams
+
+    async def worker(index: int) -> None:
+        call = stubs[index % len(stubs)].EchoStream()
+        message = diagnostics_pb2.EchoMessage(sequence=index)
+        start, end = window.start, window.end
+        n = 0
+        try:
+            while True:
+                await call.write(message)
+                await call.read()
+                now = time.perf_counter()
+                if now >= end:
+                    break
+                if now >= start:
+                    n += 1
+            await call.done_writing()
+        finally:
+            call.cancel()
+            counts[index] = n
+
+    cpu = CpuWindow(server_pid)
+    await asyncio.gather(sample_cpu(window, cpu), *(worker(i) for i in range(streams)))
+    return WireResult(
+        "echo stream",
+        window.seconds,
+        sum(counts),
+        cpu.server_s,
+        cpu.client_s,
+        {"streams": streams, **cpu.extra()},
+    )
+
+
+async def echo_unary(
+    stubs: Sequence[Any], callers: int, warmup: float, seconds: float, server_pid: int
+) -> WireResult:
+    """``callers`` tasks calling the unary Echo in a loop."""
+    window = Window.after(warmup, seconds)
+    counts = [0] * callers
+
+    async def worker(index: int) -> None:
+        stub = stubs[index % len(stubs)]
+        message = diagnostics_pb2.EchoMessage(sequence=index)
+        start, end = window.start, window.end
+        n = 0
+        while True:
+            await stub.Echo(message)
+            now = time.perf_counter()
+            if now >= end:
+                break
+            if now >= start:
+                n += 1
+        counts[index] = n
+
+    cpu = CpuWindow(server_pid)
+    await asyncio.gather(sample_cpu(window, cpu), *(worker(i) for i in range(callers)))
+    return WireResult(
+        "echo unary",
+        window.seconds,
+        sum(counts),
+        cpu.server_s,
+        cpu.client_s,
+        {"callers": callers, **cpu.extra()},
+    )
+
+
+# --------------------------------------------------------------------------- (b) game path
+
+
+class TimedRandomBot(RandomBot):
+    """A random bot that remembers when it last chose (play_seat submits right after)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.chosen_at = 0.0
+
+    def choose(
+        self, view: common_pb2.View, legal_actions: Sequence[common_pb2.Action]
+    ) -> common_pb2.Action:
+        action = super().choose(view, legal_actions)
+        self.chosen_at = time.perf_counter()
+        return action
+
+
+@dataclass
+class GameTally:
+    """What the bots saw inside the measuring window."""
+
+    acks: int = 0
+    views: int = 0
+    view_bytes_sampled: int = 0
+    views_sampled: int = 0
+    matches_finished: int = 0
+    matches_started: int = 0
+    errors: int = 0
+    first_error: str = ""
+    latencies: list[float] = field(default_factory=list)
+    stats: list[RunStats] = field(default_factory=list)
+
+
+async def game_path(
+    clients: Sequence[AsyncClient],
+    tables: int,
+    seats: int,
+    edition: str,
+    warmup: float,
+    seconds: float,
+    server_pid: int,
+) -> WireResult:
+    """``tables`` matches of ``seats`` random bots at a time, replaced as they finish."""
+    window = Window.after(warmup, seconds)
+    tally = GameTally()
+    options = {"edition": edition}
+
+    def make_on_ack(bot: TimedRandomBot) -> Callable[[Any, Any], None]:
+        def on_ack(_request: Any, _response: Any) -> None:
+            now = time.perf_counter()
+            if window.start <= now < window.end:
+                tally.acks += 1
+                tally.latencies.append(now - bot.chosen_at)
+
+        return on_ack
+
+    def on_view(view: common_pb2.View) -> None:
+        now = time.perf_counter()
+        if window.start <= now < window.end:
+            tally.views += 1
+            if tally.views % 97 == 0:  # a sample: ByteSize costs client CPU
+                tally.views_sampled += 1
+                tally.view_bytes_sampled += view.ByteSize()
+
+    async def table(index: int) -> None:
+        client = clients[index % len(clients)]
+        number = 0
+        while time.perf_counter() < window.end:
+            number += 1
+            try:
+                created = await client.create_match(GAME_ID, seats, options)
+                joined = await asyncio.gather(
+                    *(
+                        client.join(created.match_id, name=f"bench-{index}-{s}")
+                        for s in range(seats)
+                    )
+                )
+                if window.start <= time.perf_counter() < window.end:
+                    tally.matches_started += 1
+                # A TaskGroup: one seat failing stops its match's other seats too.
+                async with asyncio.TaskGroup() as group:
+                    for seat in joined:
+                        bot = TimedRandomBot(seed=index * 1_000_003 + number * 101 + seat.seat)
+                        stats = RunStats()
+                        tally.stats.append(stats)
+                        group.create_task(
+                            play_seat(
+                                client,
+                                seat,
+                                bot,
+                                on_ack=make_on_ack(bot),
+                                on_view=on_view,
+                                stats=stats,
+                            )
+                        )
+                if window.start <= time.perf_counter() < window.end:
+                    tally.matches_finished += 1
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                tally.errors += 1
+                if not tally.first_error:
+                    tally.first_error = f"{type(exc).__name__}: {exc}"[:300]
+                await asyncio.sleep(0.05)
+
+    cpu = CpuWindow(server_pid)
+    tasks = [asyncio.ensure_future(table(i)) for i in range(tables)]
+    await sample_cpu(window, cpu)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+    latencies = sorted(tally.latencies)
+    mean_view = tally.view_bytes_sampled / tally.views_sampled if tally.views_sampled else None
+    extra = {
+        "tables": tables,
+        "seats": seats,
+        "edition": edition,
+        "latency_p50_ms": percentile_ms(latencies, 0.50),
+        "latency_p99_ms": percentile_ms(latencies, 0.99),
+        "views": tally.views,
+        "views_per_s": tally.views / window.seconds,
+        "views_per_ack": tally.views / tally.acks if tally.acks else None,
+        "mean_view_bytes": mean_view,
+        "matches_started": tally.matches_started,
+        "matches_finished": tally.matches_finished,
+        "rejected": sum(s.rejected for s in tally.stats),
+        "reconnects": sum(s.reconnects for s in tally.stats),
+        "resyncs": sum(s.resyncs for s in tally.stats),
+        "errors": tally.errors,
+        "first_error": tally.first_error,
+        **cpu.extra(),
+    }
+    return WireResult("game path", window.seconds, tally.acks, cpu.server_s, cpu.client_s, extra)
+
+
+# --------------------------------------------------------------------------- driving it
+
+
+async def wire_benchmarks(
+    port: int, args: argparse.Namespace, server_pid: int
+) -> dict[str, WireResult]:
+    target = f"127.0.0.1:{port}"
+    channels = [
+        grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) for _ in range(args.channels)
+    ]
+    try:
+        for channel in channels:
+            await asyncio.wait_for(channel.channel_ready(), timeout=15)
+        echo_stubs = [
+            diagnostics_pb2_grpc.DiagnosticsStub(c)  # type: ignore[no-untyped-call]
+            for c in channels
+        ]
+        clients = [AsyncClient(target, channel=c) for c in channels]
+        limit = args.warmup + args.seconds + 60
+        results: dict[str, WireResult] = {}
+        concurrency = args.tables * args.seats
+
+        console.print(f"[dim](c) echo stream: {concurrency} streams, {args.seconds:g} s...[/]")
+        results["echo_stream"] = await asyncio.wait_for(
+            echo_stream(echo_stubs, concurrency, args.warmup, args.seconds, server_pid), limit
+        )
+        console.print(f"[dim](c) echo unary: {concurrency} callers, {args.seconds:g} s...[/]")
+        results["echo_unary"] = await asyncio.wait_for(
+            echo_unary(echo_stubs, concurrency, args.warmup, args.seconds, server_pid), limit
+        )
+        console.print(
+            f"[dim](b) game path: {args.tables} matches x {args.seats} seats, "
+            f"{args.seconds:g} s...[/]"
+        )
+        results["game_path"] = await asyncio.wait_for(
+            game_path(
+                clients,
+                args.tables,
+                args.seats,
+                args.edition,
+                args.warmup,
+                args.seconds,
+                server_pid,
+            ),
+            limit,
+        )
+        return results
+    finally:
+        for channel in channels:
+            await channel.close()
+
+
+def run_loop(main: Coroutine[Any, Any, T]) -> tuple[T, str]:
+    """Run ``main`` on uvloop when installed; returns its result and the loop's name."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main), "asyncio"
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main), f"uvloop {importlib.metadata.version('uvloop')}"
+
+
+def git_revision() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def fmt(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def percent(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.0f}%"
+
+
+def report(
+    engine: list[EngineResult],
+    wire: dict[str, WireResult],
+    loop_name: str,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    if engine:
+        table = Table(title="(a) engine only, in-process: random Take 5 playouts")
+        for column in (
+            "edition",
+            "seats",
+            "playouts/s",
+            "actions/s",
+            "µs/action",
+            "actions/playout",
+        ):
+            table.add_column(column, justify="right")
+        for r in engine:
+            table.add_row(
+                r.edition,
+                str(r.seats),
+                fmt(r.playouts_per_s, 1),
+                fmt(r.actions_per_s),
+                fmt(r.us_per_action, 1),
+                fmt(r.actions / r.playouts, 1),
+            )
+        console.print(table)
+
+    table = Table(
+        title=f"(b)/(c) through the server subprocess (client loop: {loop_name}, "
+        f"{args.channels} channel(s), {args.store} store, {args.seconds:g} s windows)"
+    )
+    table.add_column("path")
+    for column in (
+        "per s",
+        "server cores",
+        "server µs/msg",
+        "server sys",
+        "client cores",
+        "client µs/msg",
+        "client sys",
+    ):
+        table.add_column(column, justify="right")
+    labels = {
+        "echo_stream": "(c) echo, stream ping-pong",
+        "echo_unary": "(c) echo, unary calls",
+        "game_path": "(b) game, acked actions",
+    }
+    for key in ("echo_stream", "echo_unary", "game_path"):
+        w = wire[key]
+        j = w.as_json()
+        table.add_row(
+            labels[key],
+            fmt(w.per_s),
+            fmt(j["server_cpu_cores"], 2),
+            fmt(j["server_cpu_us_per_message"]),
+            percent(j.get("server_sys_share")),
+            fmt(j["client_cpu_cores"], 2),
+            fmt(j["client_cpu_us_per_message"]),
+            percent(j.get("client_sys_share")),
+        )
+    console.print(table)
+
+    game = wire["game_path"]
+    g = game.extra
+    console.print(
+        f"  game path: submit->ack p50 {fmt(g['latency_p50_ms'], 2)} ms, "
+        f"p99 {fmt(g['latency_p99_ms'], 2)} ms; {fmt(g['views_per_s'])} views/s "
+        f"({fmt(g['views_per_ack'], 2)} per ack, ~{fmt(g['mean_view_bytes'])} B each); "
+        f"matches finished {g['matches_finished']}; rejected {g['rejected']}, "
+        f"reconnects {g['reconnects']}, errors {g['errors']}"
+    )
+    if g["first_error"]:
+        console.print(f"  [red]first error: {g['first_error']}[/]")
+
+    stream, unary = wire["echo_stream"].per_s, wire["echo_unary"].per_s
+    trial = next((r for r in engine if r.edition == "trial" and r.seats == 4), None)
+    ratios = {
+        "game_over_echo_stream": game.per_s / stream if stream else None,
+        "game_over_echo_unary": game.per_s / unary if unary else None,
+        # The engine's share of one action's time on the full path.
+        "engine_share_of_game_path": game.per_s / trial.actions_per_s if trial else None,
+        "engine_actions_over_game_path": trial.actions_per_s / game.per_s
+        if trial and game.per_s
+        else None,
+        # Messages either way: per action one submit, one result and every seat's view;
+        # per echo round trip two. Separates "too many messages" from "each one too dear".
+        "game_messages_over_echo_stream_messages": (2 * game.per_s + g["views_per_s"])
+        / (2 * stream)
+        if stream
+        else None,
+    }
+    table = Table(title="ratios (the headline: b/c)")
+    table.add_column("ratio")
+    table.add_column("value", justify="right")
+    table.add_column("meaning")
+    table.add_row(
+        "b / c(stream)",
+        fmt(ratios["game_over_echo_stream"], 3),
+        "acked actions per echo ping-pong on a stream",
+    )
+    table.add_row(
+        "b / c(unary)",
+        fmt(ratios["game_over_echo_unary"], 3),
+        "acked actions per unary echo call",
+    )
+    table.add_row(
+        "b msgs / c(stream) msgs",
+        fmt(ratios["game_messages_over_echo_stream_messages"], 3),
+        "wire messages/s of the game path (submits, results, views) per echo message/s",
+    )
+    table.add_row(
+        "b / a(trial, 4)",
+        fmt(ratios["engine_share_of_game_path"], 4),
+        "engine's share of one action's wall time on the game path",
+    )
+    table.add_row(
+        "a(trial, 4) / b",
+        fmt(ratios["engine_actions_over_game_path"], 1),
+        "how many times faster the bare engine is than the game path",
+    )
+    console.print(table)
+
+    return {
+        "when_unix": int(time.time()),
+        "revision": git_revision(),
+        "python": platform.python_version(),
+        "grpc": grpc.__version__,
+        "client_loop": loop_name,
+        "cpus": os.cpu_count(),
+        "settings": {
+            "seconds": args.seconds,
+            "warmup": args.warmup,
+            "engine_seconds": args.engine_seconds,
+            "tables": args.tables,
+            "seats": args.seats,
+            "edition": args.edition,
+            "channels": args.channels,
+            "store": args.store,
+            "quick": args.quick,
+        },
+        "engine": [r.as_json() for r in engine],
+        "wire": {k: w.as_json() for k, w in wire.items()},
+        "ratios": ratios,
+    }
+
+
+def print_profile(path: Path, top: int = 30) -> None:
+    if not path.exists():
+        console.print(f"[red]no server profile was written to {path}[/]")
+        return
+    console.rule(f"server profile (main thread only): {path}")
+    stats = pstats.Stats(str(path))
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=10.0,
+        help="measuring window of (b) and of each (c) (default 10)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke check: 2 s windows, short engine runs"
+    )
+    parser.add_argument(
+        "--engine-seconds",
+        type=float,
+        default=None,
+        help="time per engine configuration (default 2; --quick 0.5)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=None,
+        help="uncounted warm-up before each window (default 1; --quick 0.5)",
+    )
+    parser.add_argument("--tables", type=int, default=16, help="concurrent matches (default 16)")
+    parser.add_argument("--seats", type=int, default=4, help="seats per match (default 4)")
+    parser.add_argument(
+        "--edition",
+        choices=("trial", "full"),
+        default="trial",
+        help="Take 5 edition of the game path (default trial)",
+    )
+    parser.add_argument(
+        "--channels",
+        type=int,
+        default=1,
+        help="client channels the streams are spread over (default 1)",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=ROOT / "var" / "bench.json",
+        help="where to write the results (default var/bench.json)",
+    )
+    parser.add_argument(
+        "--profile-server",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="run the server under cProfile, write its stats to FILE and print the top functions",
+    )
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "memory"),
+        default="sqlite",
+        help="the server's store (default sqlite; memory shows the store's cost)",
+    )
+    parser.add_argument("--skip-engine", action="store_true", help="skip (a)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seconds = 2.0
+    if args.engine_seconds is None:
+        args.engine_seconds = 0.5 if args.quick else 2.0
+    if args.warmup is None:
+        args.warmup = 0.5 if args.quick else 1.0
+    return args
+
+
+def _exit_on_sigterm(signum: int, _frame: Any) -> None:
+    # SIGTERM's default ends the process at once, skipping the finally that stops the server.
+    raise SystemExit(128 + signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    started = time.perf_counter()
+
+    engine: list[EngineResult] = []
+    if not args.skip_engine:
+        for edition, seats in ENGINE_CONFIGS:
+            console.print(
+                f"[dim](a) engine: {edition} edition, {seats} seats, "
+                f"{args.engine_seconds:g} s...[/]"
+            )
+            engine.append(engine_playouts(edition, seats, args.engine_seconds))
+
+    with tempfile.TemporaryDirectory(prefix="speeltafel-bench-") as tmp:
+        server = ServerProcess(Path(tmp), profile=args.profile_server, store=args.store)
+        try:
+            port = server.start()
+            wire, loop_name = run_loop(wire_benchmarks(port, args, server.pid))
+        except BaseException:
+            tail = server.log_tail()
+            if tail:
+                console.print("[red]server log (tail):[/]\n" + tail)
+            raise
+        finally:
+            code = server.stop()
+        if code not in (0, None):
+            console.print(
+                f"[yellow]the server exited with {code}; log tail:[/]\n" + server.log_tail()
+            )
+
+    results = report(engine, wire, loop_name, args)
+    results["total_seconds"] = time.perf_counter() - started
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    console.print(
+        f"[dim]results written to {args.json} ({results['total_seconds']:.0f} s in all)[/]"
+    )
+    if args.profile_server is not None:
+        print_profile(args.profile_server)
+    # Not a timing assert: a run that measured nothing, or whose bots failed, is broken.
+    broken = [k for k, w in wire.items() if w.count == 0]
+    if broken or wire["game_path"].extra["errors"]:
+        console.print(
+            f"[red]broken run: nothing measured for {broken or '-'}, "
+            f"game errors {wire['game_path'].extra['errors']}[/]"
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted; the server was stopped[/]")
+        sys.exit(130)
