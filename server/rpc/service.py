@@ -53,6 +53,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     def _seat(self, context: Context, match_id: str) -> int:
         """The caller's seat in ``match_id``; the token decides, never a request field."""
         token_match, seat = self.runtime.authenticate(bearer_token(context.invocation_metadata()))
+        if not match_id:
+            raise BadRequest("match_id is required", "match_id")
         if token_match != match_id:
             # The same answer whether match_id exists or not: nothing to enumerate.
             raise PermissionDenied("the seat token does not belong to this match", "wrong_match")
@@ -199,6 +201,22 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             reader.cancel()
 
     async def _read_actions(
+        self,
+        requests: AsyncIterator[match_service_pb2.PlayRequest],
+        match: Match,
+        seat: int,
+        outbox: Outbox,
+    ) -> None:
+        try:
+            await self._read_submissions(requests, match, seat, outbox)
+        except Exception as exc:
+            # A message that does not parse ends the reading (the stream of views goes on);
+            # the client is told why instead of hearing nothing about its later actions.
+            code, message, rule = classify(exc) or internal_error(exc, "Play/read")
+            error = match_service_pb2.ActionError(code=code.value[0], message=message, rule=rule)
+            outbox.push_result(match_service_pb2.ActionResult(error=error))
+
+    async def _read_submissions(
         self,
         requests: AsyncIterator[match_service_pb2.PlayRequest],
         match: Match,

@@ -89,8 +89,9 @@ def test_standings_rank_the_stronger_bot_first() -> None:
 
 
 def test_standings_share_wins_between_tied_winners() -> None:
-    result = Result(Fixture(1, ("a", "b", "c")), "m", (5, 5, 9), (1, 1, 3), (0.5, 0.5, -1.0),
-                    20, 0, True)
+    result = Result(
+        Fixture(1, ("a", "b", "c")), "m", (5, 5, 9), (1, 1, 3), (0.5, 0.5, -1.0), 20, 0, True
+    )
     by_bot = {line.bot: line for line in standings([result])}
     assert by_bot["a"].wins == by_bot["b"].wins == 0.5
     assert by_bot["c"].wins == 0
@@ -98,8 +99,12 @@ def test_standings_share_wins_between_tied_winners() -> None:
 
 async def _run_cli(*args: str) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "speeltafel.bots.cli", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        sys.executable,
+        "-m",
+        "speeltafel.bots.cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await asyncio.wait_for(process.communicate(), timeout=90)
     assert process.returncode is not None
@@ -108,8 +113,15 @@ async def _run_cli(*args: str) -> tuple[int, str]:
 
 async def test_cli_play_creates_a_match_and_plays_it(running: Running) -> None:
     code, out = await _run_cli(
-        "play", "--server", f"127.0.0.1:{running.port}", "--game", "take5", "--bot", "gap",
-        "--seats", "3",
+        "play",
+        "--server",
+        f"127.0.0.1:{running.port}",
+        "--game",
+        "take5",
+        "--bot",
+        "gap",
+        "--seats",
+        "3",
     )
     assert code == 0, out
     assert "joined match" in out and "over after" in out
@@ -125,8 +137,17 @@ async def test_cli_games_lists_take5(running: Running) -> None:
 async def test_cli_run_plays_a_verified_tournament(tmp_path: Path) -> None:
     results = tmp_path / "results.json"
     code, out = await _run_cli(
-        "run", "--rounds", "1", "--seats", "2,3", "--bots", "random,gap", "--db",
-        str(tmp_path / "arena.db"), "--results", str(results),
+        "run",
+        "--rounds",
+        "1",
+        "--seats",
+        "2,3",
+        "--bots",
+        "random,gap",
+        "--db",
+        str(tmp_path / "arena.db"),
+        "--results",
+        str(results),
     )
     assert code == 0, out
     data = json.loads(results.read_text())

@@ -31,8 +31,11 @@ async def test_readme_bot_example_plays_a_match(running: Running) -> None:
     assert len(example.strip().splitlines()) <= 20, "the example should stay short"
     code = example.replace("127.0.0.1:50051", f"127.0.0.1:{running.port}")
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", code,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        sys.executable,
+        "-c",
+        code,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await asyncio.wait_for(process.communicate(), timeout=60)
     assert process.returncode == 0, out.decode()

@@ -45,8 +45,9 @@ rules_version history:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
+from typing import Any
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
@@ -207,6 +208,14 @@ class Take5Observation:
 
 
 _STATE_HEADER = {"game": "take5", "format": 1}
+
+
+_FIELDS = tuple(f.name for f in fields(Take5State))
+
+
+def _evolve(state: Take5State, **changes: Any) -> Take5State:
+    """``dataclasses.replace`` without its per-call introspection (the engine's hot path)."""
+    return Take5State(*[changes[n] if n in changes else getattr(state, n) for n in _FIELDS])
 
 
 def _totals(state: Take5State) -> tuple[int, ...]:
@@ -380,74 +389,78 @@ class Take5:
         hands[seat] = tuple(c for c in hands[seat] if c != card)
         selected = list(state.selected)
         selected[seat] = card
-        state = replace(state, hands=tuple(hands), selected=tuple(selected))
         if any(c is None for c in selected):
-            return state
+            return _evolve(state, hands=tuple(hands), selected=tuple(selected))
         # The last seat committed: reveal everything at once and start placing.
         revealed = tuple((s, c) for s, c in enumerate(selected) if c is not None)
-        turn = Turn(number=state.turn, revealed=revealed, placements=())
-        state = replace(
+        state = _evolve(
             state,
+            hands=tuple(hands),
             selected=(None,) * state.seats,
             to_place=tuple(sorted((c, s) for s, c in revealed)),
-            history=(*state.history, turn),
+            history=(*state.history, Turn(number=state.turn, revealed=revealed, placements=())),
         )
-        return self._place(state)
+        return self._place(state, chosen_row=None)
 
     def _choose_row(self, state: Take5State, row_number: int) -> Take5State:
-        card, seat = state.to_place[0]
-        index = row_number - 1
-        state = self._put(state, card, seat, index, taken=state.rows[index], chosen=True)
-        return self._place(replace(state, phase=Phase.SELECT))
+        return self._place(state, chosen_row=row_number - 1)
 
-    def _put(
-        self,
-        state: Take5State,
-        card: int,
-        seat: int,
-        index: int,
-        taken: tuple[int, ...],
-        chosen: bool,
-    ) -> Take5State:
+    def _place(self, state: Take5State, chosen_row: int | None) -> Take5State:
+        """Place revealed cards in ascending order until done or a row must be chosen.
+
+        ``chosen_row`` is the row (0-based) the owner of the first card chose, if any. The
+        table is worked on in local lists and the new state is built once at the end.
+        """
         rows = list(state.rows)
-        rows[index] = (card,) if taken else (*rows[index], card)
         penalties = list(state.penalties)
-        penalties[seat] = tuple(sorted(penalties[seat] + taken))
+        to_place = list(state.to_place)
         last = state.history[-1]
-        placement = Placement(seat=seat, card=card, row=index + 1, taken=taken, chosen=chosen)
-        history = (*state.history[:-1], replace(last, placements=(*last.placements, placement)))
-        return replace(
+        placements = list(last.placements)
+        phase = Phase.SELECT
+        while to_place:
+            card, seat = to_place[0]
+            if chosen_row is not None:
+                best, chosen, chosen_row = chosen_row, True, None
+            else:
+                best, best_end, chosen = -1, 0, False
+                for index, row in enumerate(rows):
+                    end = row[-1]
+                    if best_end < end < card:
+                        best, best_end = index, end
+                if best < 0:
+                    phase = Phase.ROW_CHOICE
+                    break
+            row = rows[best]
+            if chosen or len(row) >= ROW_LIMIT:
+                taken = row
+                rows[best] = (card,)
+                penalties[seat] = tuple(sorted(penalties[seat] + taken))
+            else:
+                taken = ()
+                rows[best] = (*row, card)
+            placements.append(Placement(seat, card, best + 1, taken, chosen))
+            del to_place[0]
+        turn_over = phase is Phase.SELECT
+        state = _evolve(
             state,
+            phase=phase,
             rows=tuple(rows),
             penalties=tuple(penalties),
-            to_place=state.to_place[1:],
-            history=history,
+            to_place=tuple(to_place),
+            history=(*state.history[:-1], Turn(last.number, last.revealed, tuple(placements))),
+            turn=state.turn + 1 if turn_over and state.hands[0] else state.turn,
         )
+        if turn_over and not state.hands[0]:
+            return self._end_deal(state)
+        return state
 
-    def _place(self, state: Take5State) -> Take5State:
-        """Place revealed cards in ascending order until done or a row must be chosen."""
-        while state.to_place:
-            card, seat = state.to_place[0]
-            best: int | None = None
-            for index, row in enumerate(state.rows):
-                if row[-1] < card and (best is None or row[-1] > state.rows[best][-1]):
-                    best = index
-            if best is None:
-                return replace(state, phase=Phase.ROW_CHOICE)
-            row = state.rows[best]
-            taken = row if len(row) >= ROW_LIMIT else ()
-            state = self._put(state, card, seat, best, taken=taken, chosen=False)
-        return self._end_turn(state)
-
-    def _end_turn(self, state: Take5State) -> Take5State:
-        if state.hands[0]:
-            return replace(state, turn=state.turn + 1, phase=Phase.SELECT)
+    def _end_deal(self, state: Take5State) -> Take5State:
         scores = tuple(total_heads(pile) for pile in state.penalties)
-        state = replace(state, deal_scores=(*state.deal_scores, scores))
+        state = _evolve(state, deal_scores=(*state.deal_scores, scores))
         totals = _totals(state)
         reached = state.end_score > 0 and max(totals) >= state.end_score
         if state.deal >= state.deals or reached:
-            return replace(state, phase=Phase.OVER)
+            return _evolve(state, phase=Phase.OVER)
         return self._deal(state)
 
     # ------------------------------------------------------------------ views
