@@ -9,9 +9,10 @@ order), it returns one of them. The runner does everything else:
 * on a dropped stream, reconnects with ``since_version`` set to the last version it saw
   (the server resumes without a gap or duplicate) and re-sends the action in flight with
   the *same* request_id, so it is applied exactly once;
-* returns the final view when the match is over (an action still in flight then, such
-  as the one that ended the match, is asked once more by its request_id, so that ``on_ack``
-  sees every accepted action of the seat).
+* returns the final view when the match is over, after the answer to the action that
+  ended it (the server sends that answer before it closes the stream; if the stream was
+  lost, the action is asked once more by its request_id), so that ``on_ack`` sees every
+  accepted action of the seat.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ async def play_seat(
     min_version = 0  # a decision starts at or after the version our last action produced
     pending: match_service_pb2.SubmitActionRequest | None = None
     latest: common_pb2.View | None = None
+    final: common_pb2.View | None = None
     failures = 0
     while True:
         call = client.play_stream(seat)
@@ -113,17 +115,11 @@ async def play_seat(
                     if on_view is not None:
                         on_view(view)
                     if view.status == common_pb2.MATCH_STATUS_FINISHED:
+                        final = view
                         await call.done_writing()
-                        if pending is not None:
-                            # The final view comes before the answer to the move that ended
-                            # the match (and the stream ends with it), or the answer was
-                            # lost with the server: ask once more, with the same request_id.
-                            answer = await _settle(client, seat, pending, max_reconnects)
-                            if answer is not None:
-                                stats.actions += 1
-                                if on_ack is not None:
-                                    on_ack(pending, answer)
-                        return view
+                        if pending is None:
+                            return final
+                        continue  # the answer to our last action follows before the end
                 elif kind == "result":
                     result = response.result
                     if pending is None or result.request_id != pending.request_id:
@@ -138,6 +134,8 @@ async def play_seat(
                         # Choose again only from a newer view than the one that failed.
                         min_version = max(min_version, pending.expected_version + 1)
                     pending = None
+                    if final is not None:
+                        return final
                 if pending is None and latest is not None and _must_act(latest, seat, min_version):
                     action = await _choose(bot, latest)
                     pending = match_service_pb2.SubmitActionRequest(
@@ -147,6 +145,16 @@ async def play_seat(
                         action=action,
                     )
                     await call.write(match_service_pb2.PlayRequest(submit=pending))
+            if final is not None:
+                # The stream ended before the answer to our last action: ask for it by its
+                # request_id (the stored answer if it was applied).
+                if pending is not None:
+                    answer = await _settle(client, seat, pending, max_reconnects)
+                    if answer is not None:
+                        stats.actions += 1
+                        if on_ack is not None:
+                            on_ack(pending, answer)
+                return final
             # The server ended the stream without a final view (it is shutting down).
             raise _StreamEnded()
         except (grpc.aio.AioRpcError, _StreamEnded, asyncio.InvalidStateError) as exc:

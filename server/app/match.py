@@ -21,7 +21,7 @@ import asyncio
 import hashlib
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from speeltafel.server.app.errors import StaleVersion
@@ -47,6 +47,9 @@ class Snapshot:
     to_act: tuple[int, ...]
     deadlines: tuple[int, ...]  # per seat, server unix ms; 0 when not acting
     outcome: Outcome | None
+    # What the transport derives once per version and shares among subscribers (the public
+    # part of the views); not part of the snapshot's value.
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -84,6 +87,13 @@ class Outbox:
         """Queue the answer to one of the client's requests."""
         self._items.append(Update(result=result))
         self._ready.set()
+
+    def pending_results(self) -> list[Any]:
+        """Take every queued result (the views left behind are dropped)."""
+        results = [u.result for u in self._items if u.snapshot is None]
+        self._items.clear()
+        self._views = 0
+        return results
 
     @property
     def empty(self) -> bool:

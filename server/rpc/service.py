@@ -7,6 +7,7 @@ into statuses by the ErrorInterceptor.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
@@ -20,13 +21,16 @@ from speeltafel.server.rpc.errors import bearer_token, classify, internal_error
 from speeltafel.server.wire.common import (
     STATUSES,
     action_from_proto,
-    build_view,
     game_info_to_proto,
     outcome_to_proto,
+    public_view,
+    seat_view,
 )
 
 # grpc ships no type information: the servicer context is untyped at this one seam.
 Context: TypeAlias = Any
+
+FINAL_RESULT_WAIT_S = 5.0  # how long a finished Play stream waits for its last answer
 
 
 def _metadata(context: Context, key: str) -> str:
@@ -61,27 +65,39 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         return seat
 
     def _view(self, match: Match, snapshot: Snapshot, seat: int | None) -> common_pb2.View:
+        """The view of ``seat`` (None: a spectator) at a snapshot.
+
+        The public part is built once per version from the spectator's observation and
+        shared; each seat's copy adds only what that seat's own observation holds beyond it.
+        """
         game = match.game
         state = snapshot.state
-        observation = None if state is None else game.observe(state, seat)
-        legal = (
-            game.legal_actions(state, seat) if seat is not None and seat in snapshot.to_act else ()
-        )
-        return build_view(
+        public: common_pb2.View | None = snapshot.cache.get("public")
+        if public is None:
+            public = public_view(
+                game_id=match.created.game,
+                match_id=match.id,
+                version=snapshot.version,
+                status=snapshot.status,
+                seats=match.created.seats,
+                commitment=match.created.commitment,
+                observation=None if state is None else game.observe(state, None),
+                to_act=snapshot.to_act,
+                outcome=snapshot.outcome,
+            )
+            snapshot.cache["public"] = public
+        if seat is None:
+            return public
+        acting = state is not None and seat in snapshot.to_act
+        return seat_view(
+            public,
             game_id=match.created.game,
-            match_id=match.id,
             seat=seat,
-            version=snapshot.version,
-            status=snapshot.status,
-            seats=match.created.seats,
-            commitment=match.created.commitment,
-            observation=observation,
-            to_act=snapshot.to_act,
-            legal_actions=legal,
+            observation=None if state is None else game.observe(state, seat),
+            legal_actions=game.legal_actions(state, seat) if acting else (),
             move_clock_ms=match.created.move_clock_ms,
-            deadline_ms=snapshot.deadlines[seat] if seat is not None else 0,
+            deadline_ms=snapshot.deadlines[seat],
             now_ms=self.runtime.clock.now_ms(),
-            outcome=snapshot.outcome,
         )
 
     async def _submit(self, match: Match, seat: int, request: Any) -> Ack:
@@ -192,10 +208,21 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         seat = self._seat(context, match_id)
         match = await self.runtime.get(match_id)
         outbox = self.runtime.subscribe(match, seat, first.subscribe.since_version)
-        reader = asyncio.ensure_future(self._read_actions(request_iterator, match, seat, outbox))
+        idle = asyncio.Event()
+        idle.set()
+        reader = asyncio.ensure_future(
+            self._read_actions(request_iterator, match, seat, outbox, idle)
+        )
         try:
             async for response in self._drain(match, outbox):
                 yield response
+            # The final view is out. The action that ended the match is answered after its
+            # view was published: let that answer (and any other) reach the client before the
+            # stream closes, so that every acknowledged action is acknowledged to its sender.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(idle.wait(), FINAL_RESULT_WAIT_S)
+            for result in outbox.pending_results():
+                yield match_service_pb2.PlayResponse(result=result)
         finally:
             self.runtime.unsubscribe(match, outbox)
             reader.cancel()
@@ -206,9 +233,10 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         match: Match,
         seat: int,
         outbox: Outbox,
+        idle: asyncio.Event,
     ) -> None:
         try:
-            await self._read_submissions(requests, match, seat, outbox)
+            await self._read_submissions(requests, match, seat, outbox, idle)
         except Exception as exc:
             # A message that does not parse ends the reading (the stream of views goes on);
             # the client is told why instead of hearing nothing about its later actions.
@@ -222,6 +250,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         match: Match,
         seat: int,
         outbox: Outbox,
+        idle: asyncio.Event,
     ) -> None:
         async for request in requests:
             if request.WhichOneof("kind") != "submit":
@@ -234,6 +263,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 continue
             submit = request.submit
             result = match_service_pb2.ActionResult(request_id=submit.request_id)
+            idle.clear()
             try:
                 result.accepted.CopyFrom(_ack_to_proto(await self._submit(match, seat, submit)))
             except Exception as exc:
@@ -241,7 +271,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 result.error.CopyFrom(
                     match_service_pb2.ActionError(code=code.value[0], message=message, rule=rule)
                 )
-            outbox.push_result(result)
+            finally:
+                outbox.push_result(result)
+                idle.set()
 
     async def _drain(
         self, match: Match, outbox: Outbox

@@ -4,7 +4,7 @@ One fsync'd commit costs about half a millisecond, while one transaction of many
 hardly more than one row. So a single writer thread (never the event loop) takes every
 pending operation from every match, runs them all in one transaction, commits once, and
 only then resolves their futures: each caller still gets its answer after its own row is
-durable, and the fsync is shared. Each operation runs in a SAVEPOINT, so one failing
+durable, and the fsync is shared. Each operation writes with one statement, so one failing
 operation cannot take the others of its batch down with it. Reads go through the same
 thread, so they always see every acknowledged write.
 """
@@ -137,13 +137,13 @@ class SqliteStore:
         try:
             conn.execute("BEGIN IMMEDIATE")
             for operation, _future, _loop in batch:
-                conn.execute("SAVEPOINT op")
+                # Every operation writes with a single statement, which SQLite applies whole
+                # or not at all: one that fails leaves the rest of the batch intact.
                 try:
                     results.append((True, operation(conn)))
-                    conn.execute("RELEASE op")
-                except Exception as exc:
-                    conn.execute("ROLLBACK TO op")
-                    conn.execute("RELEASE op")
+                except sqlite3.DatabaseError as exc:
+                    if not conn.in_transaction:
+                        raise
                     results.append((False, exc))
             conn.execute("COMMIT")
         except Exception as exc:
@@ -212,42 +212,38 @@ class SqliteStore:
         """Store an action if its seq and request id are both new, and it follows the last."""
 
         def operation(conn: sqlite3.Connection) -> AppendResult:
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM actions WHERE match_id=?", (row.match_id,)
+            ).fetchone()
+            if row.seq == last + 1:
+                inserted = conn.execute(
+                    "INSERT INTO actions (match_id, seq, seat, request_id, action, server_ms,"
+                    " clock_default) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                    (
+                        row.match_id,
+                        row.seq,
+                        row.seat,
+                        row.request_id,
+                        row.action,
+                        row.server_ms,
+                        int(row.clock_default),
+                    ),
+                )
+                if inserted.rowcount == 1:
+                    return AppendResult(AppendStatus.COMMITTED)
+            # Not the next seq, or a unique key refused it: a repeated request, or a conflict.
             existing = conn.execute(
                 "SELECT seq, action, server_ms, clock_default FROM actions"
                 " WHERE match_id=? AND seat=? AND request_id=?",
                 (row.match_id, row.seat, row.request_id),
             ).fetchone()
-            if existing is not None:
-                seq, action, server_ms, clock_default = existing
-                stored = ActionRow(
-                    row.match_id,
-                    seq,
-                    row.seat,
-                    row.request_id,
-                    action,
-                    server_ms,
-                    bool(clock_default),
-                )
-                return AppendResult(AppendStatus.DUPLICATE, stored)
-            (last,) = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM actions WHERE match_id=?", (row.match_id,)
-            ).fetchone()
-            if row.seq != last + 1:
+            if existing is None:
                 return AppendResult(AppendStatus.CONFLICT)
-            conn.execute(
-                "INSERT INTO actions (match_id, seq, seat, request_id, action, server_ms,"
-                " clock_default) VALUES (?,?,?,?,?,?,?)",
-                (
-                    row.match_id,
-                    row.seq,
-                    row.seat,
-                    row.request_id,
-                    row.action,
-                    row.server_ms,
-                    int(row.clock_default),
-                ),
+            seq, action, server_ms, clock_default = existing
+            stored = ActionRow(
+                row.match_id, seq, row.seat, row.request_id, action, server_ms, bool(clock_default)
             )
-            return AppendResult(AppendStatus.COMMITTED)
+            return AppendResult(AppendStatus.DUPLICATE, stored)
 
         return await self._submit(operation)
 

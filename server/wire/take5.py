@@ -33,8 +33,8 @@ class Take5Wire:
     game = GAME
     field = "take5"
 
-    def fill_view(self, view: common_pb2.View, obs: Take5Observation) -> None:
-        """Write the Take 5 part of ``view`` from an observation."""
+    def fill_public(self, view: common_pb2.View, obs: Take5Observation) -> None:
+        """Everything but the seat's own hand and sealed card."""
         out = view.take5
         out.edition = obs.edition.value
         out.deal = obs.deal
@@ -45,9 +45,6 @@ class Take5Wire:
         out.phase = PHASES[obs.phase]
         for number, row in enumerate(obs.rows, start=1):
             out.rows.add(number=number, cards=_cards(row), heads=total_heads(row))
-        out.hand.extend(_cards(obs.hand))
-        if obs.selected is not None:
-            out.selected = obs.selected
         for seat in range(len(obs.hand_sizes)):
             out.seats.add(
                 seat=seat,
@@ -66,6 +63,13 @@ class Take5Wire:
                 record.placements.add(
                     seat=p.seat, card=p.card, row=p.row, taken=p.taken, chosen=p.chosen
                 )
+
+    def fill_private(self, view: common_pb2.View, obs: Take5Observation) -> None:
+        """The seat's own hand and its sealed selection."""
+        out = view.take5
+        out.hand.extend(_cards(obs.hand))
+        if obs.selected is not None:
+            out.selected = obs.selected
 
     def action_to_proto(self, action: Take5Action) -> common_pb2.Action:
         """The typed protobuf form of an engine action."""

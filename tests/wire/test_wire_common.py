@@ -52,7 +52,9 @@ def test_a_seat_view() -> None:
         GAME.legal_actions(state, 1)
     )
     expected = common_pb2.View()
-    WIRE.fill_view(expected, GAME.observe(state, 1))
+    observation = GAME.observe(state, 1)
+    WIRE.fill_public(expected, observation)
+    WIRE.fill_private(expected, observation)
     assert view.take5 == expected.take5
     assert not view.HasField("outcome")
     assert common_pb2.View.FromString(view.SerializeToString()) == view

@@ -58,7 +58,9 @@ def observations() -> Iterator[tuple[Any, Take5Observation]]:
 
 def view_of(obs: Take5Observation) -> common_pb2.View:
     view = common_pb2.View()
-    WIRE.fill_view(view, obs)
+    observation = obs
+    WIRE.fill_public(view, observation)
+    WIRE.fill_private(view, observation)
     return view
 
 
