@@ -36,6 +36,10 @@ serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default 
 test: $(STAMP) proto-check ## run the test suite
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
+.PHONY: playthroughs
+playthroughs: $(STAMP) ## regenerate the golden playthrough files after an intended rule change
+	SPEELTAFEL_REGENERATE=1 $(BIN)/pytest -q tests/engine/test_playthroughs.py
+
 .PHONY: proto
 proto: $(STAMP) ## regenerate sdk/v1 from proto/ (the only way generated code changes)
 	$(BIN)/python scripts/gen_protos.py
