@@ -55,6 +55,7 @@ class Result:
     actions: int
     clock_defaults: int
     verified: bool
+    preset_deck: bool = False  # dealt from given deck orders: never rated
 
 
 @dataclass(slots=True)
@@ -170,6 +171,7 @@ async def play_fixture(
         actions=len(record.actions),
         clock_defaults=sum(1 for a in record.actions if a.clock_default),
         verified=not problems,
+        preset_deck=record.preset_deck,
     )
 
 
@@ -188,11 +190,15 @@ def _recorded(record: common_pb2.MatchRecord) -> RecordedMatch:
 
 
 def standings(results: Sequence[Result]) -> list[Standing]:
-    """Per bot: results and an OpenSkill (Plackett-Luce) rating, in fixture order."""
+    """Per bot: results and an OpenSkill (Plackett-Luce) rating, in fixture order.
+
+    A match dealt from preset decks (analysis, puzzles, tests) never counts.
+    """
     model = PlackettLuce()
     table: dict[str, Standing] = {}
     ratings: dict[str, Any] = {}
-    for result in sorted(results, key=lambda r: r.fixture.number):
+    rated = [r for r in results if not r.preset_deck]
+    for result in sorted(rated, key=lambda r: r.fixture.number):
         lineup = result.fixture.lineup
         for seat, bot in enumerate(lineup):
             line = table.setdefault(bot, Standing(bot))
@@ -208,8 +214,8 @@ def standings(results: Sequence[Result]) -> list[Standing]:
         if len(best) < 2:
             continue
         teams = [[ratings.setdefault(bot, model.rating(name=bot))] for bot in best]
-        rated = model.rate(teams, ranks=list(best.values()))
-        for bot, (rating,) in zip(best, rated, strict=True):
+        new_ratings = model.rate(teams, ranks=list(best.values()))
+        for bot, (rating,) in zip(best, new_ratings, strict=True):
             ratings[bot] = rating
     for bot, rating in ratings.items():
         table[bot].mu, table[bot].sigma = rating.mu, rating.sigma

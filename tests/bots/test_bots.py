@@ -88,6 +88,17 @@ def test_standings_rank_the_stronger_bot_first() -> None:
     assert mean == 1.0 and half == 0.0
 
 
+def test_standings_never_count_a_preset_deck_match() -> None:
+    fair = Result(Fixture(1, ("a", "b")), "m1", (3, 9), (1, 2), (1.0, -1.0), 30, 0, True)
+    preset = Result(
+        Fixture(2, ("a", "b")), "m2", (9, 3), (2, 1), (-1.0, 1.0), 30, 0, True, preset_deck=True
+    )
+    by_bot = {line.bot: line for line in standings([fair, preset])}
+    assert by_bot["a"].played == 1 and by_bot["a"].wins == 1
+    assert by_bot["b"].played == 1 and by_bot["b"].wins == 0
+    assert by_bot["a"].mu > by_bot["b"].mu
+
+
 def test_standings_share_wins_between_tied_winners() -> None:
     result = Result(
         Fixture(1, ("a", "b", "c")), "m", (5, 5, 9), (1, 1, 3), (0.5, 0.5, -1.0), 20, 0, True
