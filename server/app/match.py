@@ -64,14 +64,19 @@ class Update:
 class Outbox:
     """A subscriber's queue. When views pile up past ``limit`` (a slow reader), they are
     replaced by one fresh snapshot marked resync; results of the client's own requests are
-    never dropped."""
+    never dropped, so a client that sends without reading is made to wait instead
+    (:meth:`room_for_result`)."""
 
-    def __init__(self, seat: int | None, limit: int = 256) -> None:
+    def __init__(self, seat: int | None, limit: int = 256, result_limit: int = 64) -> None:
         self.seat = seat
         self.limit = limit
+        self.result_limit = result_limit
         self._items: deque[Update] = deque()
         self._views = 0
+        self._results = 0
         self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
 
     def push_snapshot(self, snapshot: Snapshot, resync: bool = False) -> None:
         """Queue a view; collapse the backlog into one resync snapshot when over the limit."""
@@ -86,13 +91,21 @@ class Outbox:
     def push_result(self, result: Any) -> None:
         """Queue the answer to one of the client's requests."""
         self._items.append(Update(result=result))
+        self._results += 1
+        if self._results >= self.result_limit:
+            self._room.clear()
         self._ready.set()
+
+    async def room_for_result(self) -> None:
+        """Wait until the client has read enough answers to be sent another."""
+        await self._room.wait()
 
     def pending_results(self) -> list[Any]:
         """Take every queued result (the views left behind are dropped)."""
         results = [u.result for u in self._items if u.snapshot is None]
         self._items.clear()
-        self._views = 0
+        self._views = self._results = 0
+        self._room.set()
         return results
 
     @property
@@ -108,6 +121,10 @@ class Outbox:
         update = self._items.popleft()
         if update.snapshot is not None:
             self._views -= 1
+        else:
+            self._results -= 1
+            if self._results < self.result_limit:
+                self._room.set()
         return update
 
 
