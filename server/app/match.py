@@ -250,6 +250,12 @@ class Match:
     @classmethod
     def replay(cls, log: MatchLog, game: GameAny) -> Match:
         """The match a log describes: every stored action re-validated by the engine."""
+        if log.created.rules_version != game.info.rules_version:
+            raise ValueError(
+                f"match {log.created.match_id} was played under {game.info.game_id} rules "
+                f"version {log.created.rules_version}; this server has version "
+                f"{game.info.rules_version}"
+            )
         match = cls(log.created, game)
         for joined in log.seats:
             match.join(joined)

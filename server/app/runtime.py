@@ -123,7 +123,13 @@ class MatchRuntime:
         now = self.clock.now_ms()
         count = 0
         for match_id in await self.store.unfinished():
-            match = await self._load(match_id)
+            try:
+                match = await self._load(match_id)
+            except Exception:
+                # One match that cannot be rebuilt (say, logged under rules this server no
+                # longer has) must not keep every other match from resuming.
+                log.exception("recovery_failed", match_id=match_id)
+                continue
             if match is None:
                 continue
             match.extend_clocks(now)
