@@ -7,6 +7,7 @@ every outgoing view is built from an engine observation.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -164,8 +165,14 @@ def seat_view(
         view.clock.remaining_ms = max(0, deadline_ms - now_ms)
     if observation is not None:
         wire.fill_private(view, observation)
-    view.legal_actions.extend(wire.action_to_proto(a) for a in legal_actions)
+    view.legal_actions.extend(_action_message(game_id, a) for a in legal_actions)
     return view
+
+
+@functools.lru_cache(maxsize=4096)
+def _action_message(game_id: str, action: Any) -> common_pb2.Action:
+    """An action's message, built once (engine actions are values); only ever copied in."""
+    return WIRES[game_id].action_to_proto(action)
 
 
 def build_view(

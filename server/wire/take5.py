@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from speeltafel.sdk.v1 import common_pb2, take5_pb2
@@ -12,6 +13,7 @@ from speeltafel.server.engine.games.take5 import (
     Phase,
     Take5Action,
     Take5Observation,
+    Turn,
     heads,
     total_heads,
 )
@@ -23,8 +25,25 @@ PHASES = {
 }
 
 
+# Views are rebuilt at every version, mostly from the same parts: the card messages and the
+# finished turns of the deal's history are built once and copied in (copying a message is
+# a C-level memcpy-like operation; building one field by field is Python work).
+_CARDS = {n: take5_pb2.Take5Card(number=n, heads=heads(n)) for n in range(1, 105)}
+
+
 def _cards(numbers: Iterable[int]) -> list[take5_pb2.Take5Card]:
-    return [take5_pb2.Take5Card(number=n, heads=heads(n)) for n in numbers]
+    return [_CARDS[n] for n in numbers]
+
+
+@functools.lru_cache(maxsize=8192)
+def _turn(turn: Turn) -> take5_pb2.Take5Turn:
+    """The message of one turn (cached: a turn's record is a value, shared by every later
+    version of the deal). Callers copy it in and never change it."""
+    record = take5_pb2.Take5Turn(number=turn.number)
+    record.revealed.extend(take5_pb2.Take5Reveal(seat=s, card=c) for s, c in turn.revealed)
+    for p in turn.placements:
+        record.placements.add(seat=p.seat, card=p.card, row=p.row, taken=p.taken, chosen=p.chosen)
+    return record
 
 
 class Take5Wire:
@@ -56,13 +75,7 @@ class Take5Wire:
                 total=obs.totals[seat],
             )
         out.to_place.extend(take5_pb2.Take5Reveal(seat=s, card=c) for c, s in obs.to_place)
-        for turn in obs.history:
-            record = out.history.add(number=turn.number)
-            record.revealed.extend(take5_pb2.Take5Reveal(seat=s, card=c) for s, c in turn.revealed)
-            for p in turn.placements:
-                record.placements.add(
-                    seat=p.seat, card=p.card, row=p.row, taken=p.taken, chosen=p.chosen
-                )
+        out.history.extend(_turn(turn) for turn in obs.history)
 
     def fill_private(self, view: common_pb2.View, obs: Take5Observation) -> None:
         """The seat's own hand and its sealed selection."""
