@@ -34,7 +34,8 @@ from speeltafel.server.store.base import (
     SeatJoined,
 )
 
-HISTORY = 512  # snapshots kept per match for resuming streams without a gap
+HISTORY = 64  # snapshots kept per match for resuming streams without a gap
+CACHED_VERSIONS = 4  # the newest snapshots keep their shared view parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +232,9 @@ class Match:
         }
         self.outcome = self.game.outcome(state)
         self.history.append(self._snapshot())
+        if len(self.history) > CACHED_VERSIONS:
+            # Views of older versions go only to a lagging stream: rebuild them if asked.
+            self.history[-CACHED_VERSIONS - 1].cache.clear()
 
     def extend_clocks(self, now_ms: int) -> None:
         """After a restart, give every seat to act a full move clock from now."""
