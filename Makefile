@@ -26,7 +26,7 @@ install: $(STAMP) ## create .venv and install the project with its dev tools
 
 .PHONY: run
 run: $(STAMP) ## the main job: a tournament of the built-in bots through a real server (SQLite)
-	$(BIN)/speeltafel run --db $(DB)
+	$(BIN)/speeltafel run --db var/arena.db
 
 .PHONY: serve
 serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default var/speeltafel.db)

@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seats", default="2,3,4", help="seat counts to play")
     run.add_argument("--rounds", type=int, default=6, help="times each fixture list is played")
     run.add_argument("--edition", default="trial", choices=["trial", "full"])
-    run.add_argument("--db", default="var/speeltafel.db", help="the server's SQLite file")
+    run.add_argument("--db", default="var/arena.db", help="the SQLite file of its own server")
     run.add_argument("--move-clock-ms", type=int, default=10_000)
     run.add_argument("--concurrency", type=int, default=8, help="matches at once")
     run.add_argument("--results", default="var/results.json", help="where to write JSON results")
