@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import inspect
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -168,6 +169,11 @@ def _guard_unary(method: str) -> Callable[[Behaviour], Behaviour]:
 
 def _guard_stream(method: str) -> Callable[[Behaviour], Behaviour]:
     def guard(behaviour: Behaviour) -> Behaviour:
+        if not inspect.isasyncgenfunction(behaviour):
+            # A streaming handler may also be a coroutine that sends with context.write()
+            # (grpc's own Health.Watch does): it is awaited, not iterated.
+            return _guard_unary(method)(behaviour)
+
         async def guarded(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
