@@ -8,7 +8,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.protobuf import descriptor_pool
+from google.protobuf import descriptor_pool, message_factory
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
@@ -75,19 +75,33 @@ async def test_reflection_lists_the_match_service(table: Any, server: Any) -> No
     } <= names
     call.cancel()
 
-    # What grpcurl does: rebuild the descriptors from the server alone.
-    def describe(target: str) -> tuple[list[str], list[str]]:
+    # What grpcurl does: rebuild the descriptors from the server alone, then call ListGames
+    # with messages built from those descriptors (no generated code involved).
+    def describe(target: str) -> tuple[list[str], list[str], list[tuple[Any, ...]]]:
         with grpc.insecure_channel(target) as channel:
             database = ProtoReflectionDescriptorDatabase(channel)
             pool = descriptor_pool.DescriptorPool(database)
             service = pool.FindServiceByName("speeltafel.v1.MatchService")
             view = pool.FindMessageTypeByName("speeltafel.v1.Take5View")
-            return [m.name for m in service.methods], [f.name for f in view.fields]
+            method = service.FindMethodByName("ListGames")
+            request_class = message_factory.GetMessageClass(method.input_type)
+            response_class = message_factory.GetMessageClass(method.output_type)
+            list_games = channel.unary_unary(
+                "/speeltafel.v1.MatchService/ListGames",
+                request_serializer=request_class.SerializeToString,
+                response_deserializer=response_class.FromString,
+            )
+            games = [
+                (g.game, g.min_seats, g.max_seats, [o.name for o in g.options])
+                for g in list_games(request_class(), timeout=10).games
+            ]
+            return [m.name for m in service.methods], [f.name for f in view.fields], games
 
-    methods, view_fields = await asyncio.to_thread(describe, table.target)
+    methods, view_fields, games = await asyncio.to_thread(describe, table.target)
     expected = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].methods
     assert methods == [m.name for m in expected]
     assert view_fields == [f.name for f in take5_pb2.Take5View.DESCRIPTOR.fields]
+    assert games == [("take5", 2, 10, ["edition", "deals", "end_score"])]
 
 
 async def test_spectator_sees_no_hands_and_the_stream_ends(table: Any, server: Any) -> None:
