@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="a tournament of the built-in bots through a server")
     run.add_argument("--bots", default=",".join(BOTS), help="comma-separated bot names")
     run.add_argument("--seats", default="2,3,4", help="seat counts to play")
-    run.add_argument("--rounds", type=int, default=6, help="times each fixture list is played")
+    run.add_argument("--rounds", type=int, default=3, help="times each fixture list is played")
     run.add_argument("--edition", default="trial", choices=["trial", "full"])
     run.add_argument("--db", default="var/arena.db", help="the SQLite file of its own server")
     run.add_argument("--move-clock-ms", type=int, default=10_000)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from speeltafel.bots.first_bot import FirstBot
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.bots.take5_gap import GapBot, GreedyBot
+from speeltafel.bots.take5_search import SearchBot
 from speeltafel.sdk.runner import Bot
 
 BOTS: dict[str, Callable[[int | None], Bot]] = {
@@ -14,6 +15,7 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
     "first": FirstBot,
     "greedy": GreedyBot,
     "gap": GapBot,
+    "search": SearchBot,
 }
 
 
