@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -33,6 +30,7 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from server_process import ServerProcess
 
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.sdk.client import AsyncClient, Seat
@@ -53,7 +51,6 @@ FINISHED = common_pb2.MATCH_STATUS_FINISHED
 GRACE_S = 1.5  # the server's --grace
 EXIT_SLACK_S = 2.5  # after the grace: closing the runtime and the store, process teardown
 MOVE_CLOCK_MS = 20_000  # no clock runs out: every stored move is a bot's
-START_TIMEOUT_S = 15.0
 PLAY_TIMEOUT_S = 40.0
 SEAT_COUNTS = (2, 3, 4, 2)
 DEALS = "16"  # with THINK_S, a few seconds of play: live through the grace period
@@ -64,97 +61,11 @@ ACKS_BEFORE_SIGTERM = 40
 # --------------------------------------------------------------------------- the server
 
 
-class ServerProcess:
-    """The server as a subprocess on one SQLite file, restartable on the same port."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.db = workdir / "e7.db"
-        self.port_file = workdir / "port"
-        self.log_path = workdir / "server.log"
-        self.port = 0
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def target(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def spawn(self) -> subprocess.Popen[bytes]:
-        """Launch the server process (on the port of the first start, if any)."""
-        assert self.proc is None, "a server is running"
-        self.port_file.unlink(missing_ok=True)
-        command = [
-            sys.executable,
-            "-m",
-            "speeltafel.server",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--db",
-            str(self.db),
-            "--port-file",
-            str(self.port_file),
-            "--move-clock-ms",
-            str(MOVE_CLOCK_MS),
-            "--grace",
-            str(GRACE_S),
-        ]
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log
-            )
-        return self.proc
-
-    async def start(self) -> None:
-        """Spawn and wait until the port file is written (the server then serves)."""
-        proc = self.spawn()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            text = self.port_file.read_text() if self.port_file.exists() else ""
-            if text.endswith("\n"):  # written in one call, but it may be read half-way
-                break
-            if proc.poll() is not None:
-                self.proc = None
-                raise RuntimeError(f"server exited with {proc.returncode}:\n{self.log_tail()}")
-            if time.monotonic() > deadline:
-                self.kill()
-                raise TimeoutError(f"server did not start:\n{self.log_tail()}")
-            await asyncio.sleep(0.01)
-        port = int(text)
-        assert self.port in (0, port), f"restarted on port {port}, not {self.port}"
-        self.port = port
-
-    async def terminate(self, within_s: float) -> tuple[int | None, float]:
-        """SIGTERM; the exit code (None if still running after ``within_s``) and seconds."""
-        assert self.proc is not None
-        proc = self.proc
-        started = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            await asyncio.to_thread(proc.wait, within_s)
-        code = proc.poll()
-        if code is not None:
-            self.proc = None
-        return code, time.monotonic() - started
-
-    def kill(self) -> None:
-        """SIGKILL and reap (idempotent)."""
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-
-    def log_tail(self, lines: int = 30) -> str:
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path)
+    process = ServerProcess(
+        tmp_path, "e7.db", "--move-clock-ms", str(MOVE_CLOCK_MS), "--grace", str(GRACE_S)
+    )
     try:
         yield process
     finally:

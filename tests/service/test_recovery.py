@@ -19,10 +19,7 @@ import hashlib
 import json
 import os
 import random
-import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -32,6 +29,7 @@ from typing import Any
 
 import grpc
 import pytest
+from server_process import ServerProcess
 
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.sdk.client import AsyncClient, Seat
@@ -48,7 +46,6 @@ pytestmark = pytest.mark.slow
 TAKE5 = get_game("take5")
 FINISHED = common_pb2.MATCH_STATUS_FINISHED
 MOVE_CLOCK_MS = 5_000  # generous: the clock defaults should not be what finishes a match
-START_TIMEOUT_S = 15.0
 PLAY_TIMEOUT_S = 40.0
 MAX_RECONNECTS = 30
 
@@ -62,88 +59,10 @@ KILL_DELAY_S = (0.2, 1.0)
 # --------------------------------------------------------------------------- the server
 
 
-class ServerProcess:
-    """One server subprocess at a time on one SQLite file, restarted on the same port."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.db = workdir / "x.db"
-        self.port_file = workdir / "port"
-        self.log_path = workdir / "server.log"
-        self.port = 0  # 0 until the first start has picked a free port
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.starts = 0
-
-    @property
-    def target(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def spawn(self) -> subprocess.Popen[bytes]:
-        """Launch the server process (on the port of the first start, if any)."""
-        assert self.proc is None, "the previous server is still running"
-        self.port_file.unlink(missing_ok=True)
-        command = [
-            sys.executable,
-            "-m",
-            "speeltafel.server",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--db",
-            str(self.db),
-            "--port-file",
-            str(self.port_file),
-            "--move-clock-ms",
-            str(MOVE_CLOCK_MS),
-        ]
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log
-            )
-        return self.proc
-
-    async def start(self) -> int:
-        """Spawn and wait until the server has written its port file (it then serves)."""
-        proc = self.spawn()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            text = self.port_file.read_text() if self.port_file.exists() else ""
-            if text.endswith("\n"):  # written in one call, but it may be read half-way
-                break
-            code = proc.poll()
-            if code is not None:
-                self.proc = None
-                raise RuntimeError(f"server exited with {code}:\n{self.log_tail()}")
-            if time.monotonic() > deadline:
-                self.kill()
-                raise TimeoutError(f"server did not start:\n{self.log_tail()}")
-            await asyncio.sleep(0.01)
-        port = int(text)
-        assert self.port in (0, port), f"restarted on port {port}, not {self.port}"
-        self.port = port
-        self.starts += 1
-        return port
-
-    def kill(self) -> None:
-        """SIGKILL and reap (idempotent)."""
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-
-    def log_tail(self, lines: int = 30) -> str:
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerProcess]:
     """A server process that is always killed at teardown, whatever the test did."""
-    process = ServerProcess(tmp_path)
+    process = ServerProcess(tmp_path, "x.db", "--move-clock-ms", str(MOVE_CLOCK_MS))
     try:
         yield process
     finally:
@@ -376,7 +295,9 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CrashRun]:
     # The kill delays and the bots' choices follow this seed (the timing of a kill against
     # the server's work does not); set SPEELTAFEL_RECOVERY_SEED to repeat a run's choices.
     seed = int(os.environ.get("SPEELTAFEL_RECOVERY_SEED") or int.from_bytes(os.urandom(4), "big"))
-    process = ServerProcess(tmp_path_factory.mktemp("crash"))
+    process = ServerProcess(
+        tmp_path_factory.mktemp("crash"), "x.db", "--move-clock-ms", str(MOVE_CLOCK_MS)
+    )
     try:
         run = asyncio.run(crash_run(process, seed))
     except BaseException as exc:
