@@ -18,7 +18,7 @@ import asyncio
 import hashlib
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -283,8 +283,12 @@ class MatchRuntime:
         expected_version: int,
         request_id: str,
         action: Any,
+        on_ack: Callable[[Ack], None] | None = None,
     ) -> Ack:
-        """Apply one action exactly once; see the module docstring for the path it takes."""
+        """Apply one action exactly once; see the module docstring for the path it takes.
+
+        ``on_ack`` is called with the answer before the views the action caused are
+        published (a stream queues its acknowledgement ahead of them)."""
         if not request_id:
             raise BadRequest("request_id is required", "request_id")
         if len(request_id) > self.config.max_request_id_length:
@@ -300,13 +304,18 @@ class MatchRuntime:
         async with match.lock:
             stored = match.requests.get((seat, request_id))
             if stored is not None:
-                return self._repeat(stored, text)
+                ack = self._repeat(stored, text)
+                if on_ack is not None:
+                    on_ack(ack)
+                return ack
             if match.status == "waiting":
                 raise Refused("the match has not started: seats are still joining", "not_started")
             if match.status == "finished":
                 raise GameOver("the match is over")
             match.check_version(seat, expected_version)
-            return await self._commit(match, seat, action, text, request_id, clock_default=False)
+            return await self._commit(
+                match, seat, action, text, request_id, clock_default=False, on_ack=on_ack
+            )
 
     @staticmethod
     def _repeat(stored: ActionRow, text: str) -> Ack:
@@ -324,6 +333,7 @@ class MatchRuntime:
         text: str,
         request_id: str,
         clock_default: bool,
+        on_ack: Callable[[Ack], None] | None = None,
     ) -> Ack:
         """Apply, make durable, advance, publish. The caller holds the match lock."""
         state = match.game.apply(match.state, seat, action)
@@ -338,7 +348,10 @@ class MatchRuntime:
         )
         result = await self.store.append(row)
         if result.status is AppendStatus.DUPLICATE and result.existing is not None:
-            return self._repeat(result.existing, text)
+            ack = self._repeat(result.existing, text)
+            if on_ack is not None:
+                on_ack(ack)
+            return ack
         if result.status is AppendStatus.CONFLICT:
             # Another writer took this seq (only possible with a shared store): what we
             # hold is out of date. Drop it; the next access replays the log.
@@ -352,11 +365,14 @@ class MatchRuntime:
             seq=row.seq,
             clock_default=clock_default,
         )
+        ack = Ack(row.seq, match.version, duplicate=False)
+        if on_ack is not None:
+            on_ack(ack)
         if match.outcome is not None:
             await self._finish(match)
         match.publish()
         self._arm_timer(match)
-        return Ack(row.seq, match.version, duplicate=False)
+        return ack
 
     async def _finish(self, match: Match) -> None:
         finished = MatchFinished(match.id, self.clock.now_ms(), match.final_hash())
