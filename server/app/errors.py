@@ -13,10 +13,15 @@ class AppError(Exception):
     code = "internal"
     default_rule = "error"
 
-    def __init__(self, message: str, rule: str | None = None) -> None:
+    def __init__(
+        self, message: str, rule: str | None = None, metadata: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.rule = rule or self.default_rule
+        self.metadata = dict(metadata or {})
+        """Machine-readable facts for the client (the ErrorInfo metadata), e.g. the
+        current version of an ABORTED submit."""
 
 
 class BadRequest(AppError):

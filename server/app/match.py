@@ -187,16 +187,19 @@ class Match:
 
     def check_version(self, seat: int, expected_version: int) -> None:
         """Raise StaleVersion unless ``expected_version`` is current for ``seat``'s decision."""
+        current = {"version": str(self.version)}
         if expected_version > self.version:
             raise StaleVersion(
                 f"expected_version {expected_version} is ahead of the match (version "
-                f"{self.version})"
+                f"{self.version})",
+                metadata=current,
             )
         since = self.acting_since.get(seat)
         if expected_version < self.version and (since is None or expected_version < since[0]):
             raise StaleVersion(
                 f"expected_version {expected_version} is stale; the match is at version "
-                f"{self.version}: resync and choose again"
+                f"{self.version}: resync and choose again",
+                metadata=current,
             )
 
     # ------------------------------------------------------------------ transitions
