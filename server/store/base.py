@@ -13,8 +13,10 @@ request_id)``), so two seats that happen to pick the same id never see each othe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from os import PathLike
 from typing import Protocol
 
 
@@ -128,3 +130,38 @@ class MatchStore(Protocol):
     async def close(self) -> None:
         """Flush and release resources; pending writes complete first."""
         ...
+
+    @property
+    def writable(self) -> bool:
+        """False while writes fail for a cause outside the program (disk full, read-only)."""
+        ...
+
+    def add_health_listener(self, listener: Callable[[bool], None]) -> None:
+        """Call ``listener(writable)`` on the calling event loop whenever ``writable`` changes."""
+        ...
+
+
+class StoreUnavailable(Exception):
+    """The store cannot write now (disk full, read-only, I/O error): retry later.
+
+    Nothing of the failed operation was committed, so a retry with the same request id is
+    safe. ``cause`` (e.g. SQLite's ``SQLITE_FULL``) is for the server's log only.
+    """
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(f"the match store cannot write now ({cause})")
+        self.cause = cause
+
+
+class StoreOpenError(Exception):
+    """The store refused to start: its file is damaged, foreign or cannot be used.
+
+    Its text is one line for the operator: what failed, which file, what to do.
+    """
+
+    def __init__(self, path: str | PathLike[str], what_failed: str, what_to_do: str) -> None:
+        self.path = str(path)
+        self.what_failed = what_failed
+        self.what_to_do = what_to_do
+        line = f"cannot open the match store {self.path}: {what_failed}. {what_to_do}"
+        super().__init__(" ".join(line.split()))  # one line, whatever SQLite said

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from speeltafel.server.store.base import (
     ActionRow,
     AppendResult,
@@ -76,3 +78,9 @@ class MemoryStore:
 
     async def close(self) -> None:
         """Nothing to release."""
+
+    writable = True
+    """Memory never refuses a write."""
+
+    def add_health_listener(self, listener: Callable[[bool], None]) -> None:
+        """Nothing to tell: ``writable`` never changes."""
