@@ -372,7 +372,7 @@ async def echo_stream(
 
     async def worker(index: int) -> None:
         call = stubs[index % len(stubs)].EchoStream()
-        message = diagnostics_pb2.EchoMessage(sequence=index)
+        message = diagnostics_pb2.EchoStreamRequest(sequence=index)
         start, end = window.start, window.end
         n = 0
         try:
@@ -410,7 +410,7 @@ async def echo_unary(
 
     async def worker(index: int) -> None:
         stub = stubs[index % len(stubs)]
-        message = diagnostics_pb2.EchoMessage(sequence=index)
+        message = diagnostics_pb2.EchoRequest(sequence=index)
         start, end = window.start, window.end
         n = 0
         while True:
@@ -585,7 +585,7 @@ async def wire_benchmarks(
         for channel in channels:
             await asyncio.wait_for(channel.channel_ready(), timeout=15)
         echo_stubs = [
-            diagnostics_pb2_grpc.DiagnosticsStub(c)  # type: ignore[no-untyped-call]
+            diagnostics_pb2_grpc.DiagnosticsServiceStub(c)  # type: ignore[no-untyped-call]
             for c in channels
         ]
         clients = [AsyncClient(target, channel=c) for c in channels]

@@ -48,6 +48,7 @@ def _create_request(
     options: Mapping[str, str] | None,
     move_clock_ms: int,
     preset_decks: Sequence[Sequence[str]] | None,
+    request_id: str | None,
 ) -> match_service_pb2.CreateMatchRequest:
     return match_service_pb2.CreateMatchRequest(
         game=game,
@@ -55,13 +56,16 @@ def _create_request(
         options=dict(options or {}),
         move_clock_ms=move_clock_ms,
         preset_decks=[common_pb2.DeckOrder(cards=list(d)) for d in preset_decks or ()],
+        request_id=request_id or new_request_id(),
     )
 
 
 def _join_request(
-    match_id: str, seat: int | None, name: str, entropy: bytes
+    match_id: str, seat: int | None, name: str, entropy: bytes, request_id: str | None
 ) -> match_service_pb2.JoinMatchRequest:
-    request = match_service_pb2.JoinMatchRequest(match_id=match_id, name=name, entropy=entropy)
+    request = match_service_pb2.JoinMatchRequest(
+        match_id=match_id, name=name, entropy=entropy, request_id=request_id or new_request_id()
+    )
     if seat is not None:
         request.seat = seat
     return request
@@ -113,32 +117,41 @@ class AsyncClient:
         options: Mapping[str, str] | None = None,
         move_clock_ms: int = 0,
         preset_decks: Sequence[Sequence[str]] | None = None,
+        request_id: str | None = None,
     ) -> match_service_pb2.CreateMatchResponse:
-        """A new match waiting for its seats."""
-        request = _create_request(game, seats, options, move_clock_ms, preset_decks)
+        """A new match waiting for its seats. Retrying with the same ``request_id`` returns
+        the same match (a fresh id is chosen when none is given)."""
+        request = _create_request(game, seats, options, move_clock_ms, preset_decks, request_id)
         response: match_service_pb2.CreateMatchResponse = await self.stub.CreateMatch(request)
         return response
 
     async def join(
-        self, match_id: str, seat: int | None = None, name: str = "", entropy: bytes = b""
+        self,
+        match_id: str,
+        seat: int | None = None,
+        name: str = "",
+        entropy: bytes = b"",
+        request_id: str | None = None,
     ) -> Seat:
-        """Take a seat (the lowest free one unless ``seat`` is given)."""
-        response = await self.stub.JoinMatch(_join_request(match_id, seat, name, entropy))
+        """Take a seat (the lowest free one unless ``seat`` is given). Retrying with the
+        same ``request_id`` returns the same seat and token (keep the id secret)."""
+        request = _join_request(match_id, seat, name, entropy, request_id)
+        response = await self.stub.JoinMatch(request)
         return Seat(response.match_id, response.seat, response.token)
 
     async def get_match(self, match_id: str) -> match_service_pb2.MatchSummary:
         """Public facts about a match."""
-        response: match_service_pb2.MatchSummary = await self.stub.GetMatch(
+        response: match_service_pb2.GetMatchResponse = await self.stub.GetMatch(
             match_service_pb2.GetMatchRequest(match_id=match_id)
         )
-        return response
+        return response.match
 
     async def get_view(self, seat: Seat) -> common_pb2.View:
         """The seat's current view."""
-        response: common_pb2.View = await self.stub.GetView(
+        response: match_service_pb2.GetViewResponse = await self.stub.GetView(
             match_service_pb2.GetViewRequest(match_id=seat.match_id), metadata=seat.metadata
         )
-        return response
+        return response.view
 
     async def submit(
         self,
@@ -164,15 +177,16 @@ class AsyncClient:
         call = self.stub.Spectate(
             match_service_pb2.SpectateRequest(match_id=match_id, since_version=since_version)
         )
-        async for view in call:
-            yield view
+        async for response in call:
+            if response.HasField("view"):
+                yield response.view
 
     async def record(self, match_id: str) -> common_pb2.MatchRecord:
         """The full record of a finished match (seed, every action, final hash)."""
-        response: common_pb2.MatchRecord = await self.stub.GetMatchRecord(
+        response: match_service_pb2.GetMatchRecordResponse = await self.stub.GetMatchRecord(
             match_service_pb2.GetMatchRecordRequest(match_id=match_id)
         )
-        return response
+        return response.record
 
 
 class Client:
@@ -209,32 +223,39 @@ class Client:
         options: Mapping[str, str] | None = None,
         move_clock_ms: int = 0,
         preset_decks: Sequence[Sequence[str]] | None = None,
+        request_id: str | None = None,
     ) -> match_service_pb2.CreateMatchResponse:
-        """A new match waiting for its seats."""
-        request = _create_request(game, seats, options, move_clock_ms, preset_decks)
+        """A new match waiting for its seats (idempotent by ``request_id``)."""
+        request = _create_request(game, seats, options, move_clock_ms, preset_decks, request_id)
         response: match_service_pb2.CreateMatchResponse = self.stub.CreateMatch(request)
         return response
 
     def join(
-        self, match_id: str, seat: int | None = None, name: str = "", entropy: bytes = b""
+        self,
+        match_id: str,
+        seat: int | None = None,
+        name: str = "",
+        entropy: bytes = b"",
+        request_id: str | None = None,
     ) -> Seat:
-        """Take a seat (the lowest free one unless ``seat`` is given)."""
-        response = self.stub.JoinMatch(_join_request(match_id, seat, name, entropy))
+        """Take a seat (the lowest free one unless ``seat`` is given; idempotent by
+        ``request_id``)."""
+        response = self.stub.JoinMatch(_join_request(match_id, seat, name, entropy, request_id))
         return Seat(response.match_id, response.seat, response.token)
 
     def get_match(self, match_id: str) -> match_service_pb2.MatchSummary:
         """Public facts about a match."""
-        response: match_service_pb2.MatchSummary = self.stub.GetMatch(
+        response: match_service_pb2.GetMatchResponse = self.stub.GetMatch(
             match_service_pb2.GetMatchRequest(match_id=match_id)
         )
-        return response
+        return response.match
 
     def get_view(self, seat: Seat) -> common_pb2.View:
         """The seat's current view."""
-        response: common_pb2.View = self.stub.GetView(
+        response: match_service_pb2.GetViewResponse = self.stub.GetView(
             match_service_pb2.GetViewRequest(match_id=seat.match_id), metadata=seat.metadata
         )
-        return response
+        return response.view
 
     def submit(
         self,
@@ -251,13 +272,15 @@ class Client:
 
     def spectate(self, match_id: str, since_version: int = 0) -> Iterator[common_pb2.View]:
         """Public views, one per version, until the match ends."""
-        yield from self.stub.Spectate(
+        for response in self.stub.Spectate(
             match_service_pb2.SpectateRequest(match_id=match_id, since_version=since_version)
-        )
+        ):
+            if response.HasField("view"):
+                yield response.view
 
     def record(self, match_id: str) -> common_pb2.MatchRecord:
         """The full record of a finished match."""
-        response: common_pb2.MatchRecord = self.stub.GetMatchRecord(
+        response: match_service_pb2.GetMatchRecordResponse = self.stub.GetMatchRecord(
             match_service_pb2.GetMatchRecordRequest(match_id=match_id)
         )
-        return response
+        return response.record

@@ -48,7 +48,7 @@ class Outcome(_message.Message):
     def __init__(self, scores: _Optional[_Iterable[int]] = ..., ranks: _Optional[_Iterable[int]] = ..., utilities: _Optional[_Iterable[float]] = ..., termination: _Optional[str] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("match_id", "seat", "version", "status", "game", "rules_version", "phase", "to_act", "clock", "legal_actions", "outcome", "commitment", "seats", "take5")
+    __slots__ = ("match_id", "seat", "version", "status", "game", "rules_version", "phase", "to_act", "clock", "legal_actions", "outcome", "commitment", "seats", "preset_deck", "take5")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -62,6 +62,7 @@ class View(_message.Message):
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
+    PRESET_DECK_FIELD_NUMBER: _ClassVar[int]
     TAKE5_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
@@ -76,8 +77,9 @@ class View(_message.Message):
     outcome: Outcome
     commitment: str
     seats: int
+    preset_deck: bool
     take5: _take5_pb2.Take5View
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., version: _Optional[int] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., game: _Optional[str] = ..., rules_version: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., commitment: _Optional[str] = ..., seats: _Optional[int] = ..., take5: _Optional[_Union[_take5_pb2.Take5View, _Mapping]] = ...) -> None: ...
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., version: _Optional[int] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., game: _Optional[str] = ..., rules_version: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., commitment: _Optional[str] = ..., seats: _Optional[int] = ..., preset_deck: _Optional[bool] = ..., take5: _Optional[_Union[_take5_pb2.Take5View, _Mapping]] = ...) -> None: ...
 
 class RecordedAction(_message.Message):
     __slots__ = ("seq", "seat", "action", "server_time_unix_ms", "clock_default")

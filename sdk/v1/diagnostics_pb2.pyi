@@ -4,7 +4,31 @@ from typing import ClassVar as _ClassVar, Optional as _Optional
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class EchoMessage(_message.Message):
+class EchoRequest(_message.Message):
+    __slots__ = ("sequence", "payload")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    payload: bytes
+    def __init__(self, sequence: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...
+
+class EchoResponse(_message.Message):
+    __slots__ = ("sequence", "payload")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    payload: bytes
+    def __init__(self, sequence: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...
+
+class EchoStreamRequest(_message.Message):
+    __slots__ = ("sequence", "payload")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    payload: bytes
+    def __init__(self, sequence: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...
+
+class EchoStreamResponse(_message.Message):
     __slots__ = ("sequence", "payload")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]

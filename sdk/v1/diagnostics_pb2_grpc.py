@@ -25,7 +25,7 @@ if _version_not_supported:
     )
 
 
-class DiagnosticsStub:
+class DiagnosticsServiceStub:
     """Missing associated documentation comment in .proto file."""
 
     def __init__(self, channel):
@@ -35,54 +35,56 @@ class DiagnosticsStub:
             channel: A grpc.Channel.
         """
         self.Echo = channel.unary_unary(
-                '/speeltafel.v1.Diagnostics/Echo',
-                request_serializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.SerializeToString,
-                response_deserializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.FromString,
+                '/speeltafel.v1.DiagnosticsService/Echo',
+                request_serializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoRequest.SerializeToString,
+                response_deserializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoResponse.FromString,
                 _registered_method=True)
         self.EchoStream = channel.stream_stream(
-                '/speeltafel.v1.Diagnostics/EchoStream',
-                request_serializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.SerializeToString,
-                response_deserializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.FromString,
+                '/speeltafel.v1.DiagnosticsService/EchoStream',
+                request_serializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoStreamRequest.SerializeToString,
+                response_deserializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoStreamResponse.FromString,
                 _registered_method=True)
 
 
-class DiagnosticsServicer:
+class DiagnosticsServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Echo(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Answers with the request's sequence and payload.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def EchoStream(self, request_iterator, context):
-        """Missing associated documentation comment in .proto file."""
+        """Answers every message with its sequence and payload.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
 
-def add_DiagnosticsServicer_to_server(servicer, server):
+def add_DiagnosticsServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Echo': grpc.unary_unary_rpc_method_handler(
                     servicer.Echo,
-                    request_deserializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.FromString,
-                    response_serializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.SerializeToString,
+                    request_deserializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoRequest.FromString,
+                    response_serializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoResponse.SerializeToString,
             ),
             'EchoStream': grpc.stream_stream_rpc_method_handler(
                     servicer.EchoStream,
-                    request_deserializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.FromString,
-                    response_serializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.SerializeToString,
+                    request_deserializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoStreamRequest.FromString,
+                    response_serializer=speeltafel_dot_v1_dot_diagnostics__pb2.EchoStreamResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'speeltafel.v1.Diagnostics', rpc_method_handlers)
+            'speeltafel.v1.DiagnosticsService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('speeltafel.v1.Diagnostics', rpc_method_handlers)
+    server.add_registered_method_handlers('speeltafel.v1.DiagnosticsService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
-class Diagnostics:
+class DiagnosticsService:
     """Missing associated documentation comment in .proto file."""
 
     @staticmethod
@@ -99,9 +101,9 @@ class Diagnostics:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/speeltafel.v1.Diagnostics/Echo',
-            speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.SerializeToString,
-            speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.FromString,
+            '/speeltafel.v1.DiagnosticsService/Echo',
+            speeltafel_dot_v1_dot_diagnostics__pb2.EchoRequest.SerializeToString,
+            speeltafel_dot_v1_dot_diagnostics__pb2.EchoResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -126,9 +128,9 @@ class Diagnostics:
         return grpc.experimental.stream_stream(
             request_iterator,
             target,
-            '/speeltafel.v1.Diagnostics/EchoStream',
-            speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.SerializeToString,
-            speeltafel_dot_v1_dot_diagnostics__pb2.EchoMessage.FromString,
+            '/speeltafel.v1.DiagnosticsService/EchoStream',
+            speeltafel_dot_v1_dot_diagnostics__pb2.EchoStreamRequest.SerializeToString,
+            speeltafel_dot_v1_dot_diagnostics__pb2.EchoStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,

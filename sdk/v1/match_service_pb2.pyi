@@ -11,6 +11,18 @@ class ListGamesRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class SeatRange(_message.Message):
+    __slots__ = ("option", "value", "min_seats", "max_seats")
+    OPTION_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    MIN_SEATS_FIELD_NUMBER: _ClassVar[int]
+    MAX_SEATS_FIELD_NUMBER: _ClassVar[int]
+    option: str
+    value: str
+    min_seats: int
+    max_seats: int
+    def __init__(self, option: _Optional[str] = ..., value: _Optional[str] = ..., min_seats: _Optional[int] = ..., max_seats: _Optional[int] = ...) -> None: ...
+
 class OptionSpec(_message.Message):
     __slots__ = ("name", "kind", "default", "description", "choices", "minimum", "maximum")
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -30,7 +42,7 @@ class OptionSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., default: _Optional[str] = ..., description: _Optional[str] = ..., choices: _Optional[_Iterable[str]] = ..., minimum: _Optional[int] = ..., maximum: _Optional[int] = ...) -> None: ...
 
 class GameInfo(_message.Message):
-    __slots__ = ("game", "name", "rules_version", "min_seats", "max_seats", "options", "simultaneous", "description")
+    __slots__ = ("game", "name", "rules_version", "min_seats", "max_seats", "options", "simultaneous", "description", "seat_ranges")
     GAME_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     RULES_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +51,7 @@ class GameInfo(_message.Message):
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     SIMULTANEOUS_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    SEAT_RANGES_FIELD_NUMBER: _ClassVar[int]
     game: str
     name: str
     rules_version: int
@@ -47,7 +60,8 @@ class GameInfo(_message.Message):
     options: _containers.RepeatedCompositeFieldContainer[OptionSpec]
     simultaneous: bool
     description: str
-    def __init__(self, game: _Optional[str] = ..., name: _Optional[str] = ..., rules_version: _Optional[int] = ..., min_seats: _Optional[int] = ..., max_seats: _Optional[int] = ..., options: _Optional[_Iterable[_Union[OptionSpec, _Mapping]]] = ..., simultaneous: _Optional[bool] = ..., description: _Optional[str] = ...) -> None: ...
+    seat_ranges: _containers.RepeatedCompositeFieldContainer[SeatRange]
+    def __init__(self, game: _Optional[str] = ..., name: _Optional[str] = ..., rules_version: _Optional[int] = ..., min_seats: _Optional[int] = ..., max_seats: _Optional[int] = ..., options: _Optional[_Iterable[_Union[OptionSpec, _Mapping]]] = ..., simultaneous: _Optional[bool] = ..., description: _Optional[str] = ..., seat_ranges: _Optional[_Iterable[_Union[SeatRange, _Mapping]]] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
     __slots__ = ("games",)
@@ -56,7 +70,7 @@ class ListGamesResponse(_message.Message):
     def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("game", "seats", "options", "move_clock_ms", "preset_decks")
+    __slots__ = ("game", "seats", "options", "move_clock_ms", "preset_decks", "request_id")
     class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -69,15 +83,17 @@ class CreateMatchRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     MOVE_CLOCK_MS_FIELD_NUMBER: _ClassVar[int]
     PRESET_DECKS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     game: str
     seats: int
     options: _containers.ScalarMap[str, str]
     move_clock_ms: int
     preset_decks: _containers.RepeatedCompositeFieldContainer[_common_pb2.DeckOrder]
-    def __init__(self, game: _Optional[str] = ..., seats: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ..., move_clock_ms: _Optional[int] = ..., preset_decks: _Optional[_Iterable[_Union[_common_pb2.DeckOrder, _Mapping]]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, game: _Optional[str] = ..., seats: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ..., move_clock_ms: _Optional[int] = ..., preset_decks: _Optional[_Iterable[_Union[_common_pb2.DeckOrder, _Mapping]]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
-    __slots__ = ("match_id", "commitment", "rules_version", "options", "move_clock_ms")
+    __slots__ = ("match_id", "commitment", "rules_version", "options", "move_clock_ms", "duplicate", "preset_deck")
     class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -90,40 +106,56 @@ class CreateMatchResponse(_message.Message):
     RULES_VERSION_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     MOVE_CLOCK_MS_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_FIELD_NUMBER: _ClassVar[int]
+    PRESET_DECK_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     commitment: str
     rules_version: int
     options: _containers.ScalarMap[str, str]
     move_clock_ms: int
-    def __init__(self, match_id: _Optional[str] = ..., commitment: _Optional[str] = ..., rules_version: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ..., move_clock_ms: _Optional[int] = ...) -> None: ...
+    duplicate: bool
+    preset_deck: bool
+    def __init__(self, match_id: _Optional[str] = ..., commitment: _Optional[str] = ..., rules_version: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ..., move_clock_ms: _Optional[int] = ..., duplicate: _Optional[bool] = ..., preset_deck: _Optional[bool] = ...) -> None: ...
 
 class JoinMatchRequest(_message.Message):
-    __slots__ = ("match_id", "seat", "name", "entropy")
+    __slots__ = ("match_id", "seat", "name", "entropy", "request_id")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ENTROPY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     name: str
     entropy: bytes
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., name: _Optional[str] = ..., entropy: _Optional[bytes] = ...) -> None: ...
+    request_id: str
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., name: _Optional[str] = ..., entropy: _Optional[bytes] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class JoinMatchResponse(_message.Message):
-    __slots__ = ("match_id", "seat", "token")
+    __slots__ = ("match_id", "seat", "token", "preset_deck", "duplicate")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PRESET_DECK_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     token: str
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., token: _Optional[str] = ...) -> None: ...
+    preset_deck: bool
+    duplicate: bool
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., token: _Optional[str] = ..., preset_deck: _Optional[bool] = ..., duplicate: _Optional[bool] = ...) -> None: ...
 
 class GetMatchRequest(_message.Message):
     __slots__ = ("match_id",)
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+
+class GetMatchResponse(_message.Message):
+    __slots__ = ("match",)
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    match: MatchSummary
+    def __init__(self, match: _Optional[_Union[MatchSummary, _Mapping]] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
     __slots__ = ("match_id", "game", "rules_version", "options", "seats", "status", "version", "seat_names", "commitment", "outcome", "move_clock_ms", "preset_deck")
@@ -166,6 +198,12 @@ class GetViewRequest(_message.Message):
     match_id: str
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
+class GetViewResponse(_message.Message):
+    __slots__ = ("view",)
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    view: _common_pb2.View
+    def __init__(self, view: _Optional[_Union[_common_pb2.View, _Mapping]] = ...) -> None: ...
+
 class SubmitActionRequest(_message.Message):
     __slots__ = ("match_id", "expected_version", "request_id", "action")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
@@ -205,14 +243,23 @@ class PlayRequest(_message.Message):
     def __init__(self, subscribe: _Optional[_Union[Subscribe, _Mapping]] = ..., submit: _Optional[_Union[SubmitActionRequest, _Mapping]] = ...) -> None: ...
 
 class ActionError(_message.Message):
-    __slots__ = ("code", "message", "rule")
+    __slots__ = ("code", "message", "rule", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RULE_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
     code: int
     message: str
     rule: str
-    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., rule: _Optional[str] = ...) -> None: ...
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., rule: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ActionResult(_message.Message):
     __slots__ = ("request_id", "accepted", "error")
@@ -224,15 +271,27 @@ class ActionResult(_message.Message):
     error: ActionError
     def __init__(self, request_id: _Optional[str] = ..., accepted: _Optional[_Union[SubmitActionResponse, _Mapping]] = ..., error: _Optional[_Union[ActionError, _Mapping]] = ...) -> None: ...
 
+class Subscribed(_message.Message):
+    __slots__ = ("version", "status", "preset_deck")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PRESET_DECK_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    status: _common_pb2.MatchStatus
+    preset_deck: bool
+    def __init__(self, version: _Optional[int] = ..., status: _Optional[_Union[_common_pb2.MatchStatus, str]] = ..., preset_deck: _Optional[bool] = ...) -> None: ...
+
 class PlayResponse(_message.Message):
-    __slots__ = ("view", "result", "resync")
+    __slots__ = ("view", "result", "subscribed", "resync")
     VIEW_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    SUBSCRIBED_FIELD_NUMBER: _ClassVar[int]
     RESYNC_FIELD_NUMBER: _ClassVar[int]
     view: _common_pb2.View
     result: ActionResult
+    subscribed: Subscribed
     resync: bool
-    def __init__(self, view: _Optional[_Union[_common_pb2.View, _Mapping]] = ..., result: _Optional[_Union[ActionResult, _Mapping]] = ..., resync: _Optional[bool] = ...) -> None: ...
+    def __init__(self, view: _Optional[_Union[_common_pb2.View, _Mapping]] = ..., result: _Optional[_Union[ActionResult, _Mapping]] = ..., subscribed: _Optional[_Union[Subscribed, _Mapping]] = ..., resync: _Optional[bool] = ...) -> None: ...
 
 class SpectateRequest(_message.Message):
     __slots__ = ("match_id", "since_version")
@@ -242,8 +301,24 @@ class SpectateRequest(_message.Message):
     since_version: int
     def __init__(self, match_id: _Optional[str] = ..., since_version: _Optional[int] = ...) -> None: ...
 
+class SpectateResponse(_message.Message):
+    __slots__ = ("view", "subscribed", "resync")
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    SUBSCRIBED_FIELD_NUMBER: _ClassVar[int]
+    RESYNC_FIELD_NUMBER: _ClassVar[int]
+    view: _common_pb2.View
+    subscribed: Subscribed
+    resync: bool
+    def __init__(self, view: _Optional[_Union[_common_pb2.View, _Mapping]] = ..., subscribed: _Optional[_Union[Subscribed, _Mapping]] = ..., resync: _Optional[bool] = ...) -> None: ...
+
 class GetMatchRecordRequest(_message.Message):
     __slots__ = ("match_id",)
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+
+class GetMatchRecordResponse(_message.Message):
+    __slots__ = ("record",)
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    record: _common_pb2.MatchRecord
+    def __init__(self, record: _Optional[_Union[_common_pb2.MatchRecord, _Mapping]] = ...) -> None: ...

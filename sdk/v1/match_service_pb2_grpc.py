@@ -3,7 +3,6 @@
 import grpc
 import warnings
 
-from speeltafel.sdk.v1 import common_pb2 as speeltafel_dot_v1_dot_common__pb2
 from speeltafel.sdk.v1 import match_service_pb2 as speeltafel_dot_v1_dot_match__service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -53,12 +52,12 @@ class MatchServiceStub:
         self.GetMatch = channel.unary_unary(
                 '/speeltafel.v1.MatchService/GetMatch',
                 request_serializer=speeltafel_dot_v1_dot_match__service__pb2.GetMatchRequest.SerializeToString,
-                response_deserializer=speeltafel_dot_v1_dot_match__service__pb2.MatchSummary.FromString,
+                response_deserializer=speeltafel_dot_v1_dot_match__service__pb2.GetMatchResponse.FromString,
                 _registered_method=True)
         self.GetView = channel.unary_unary(
                 '/speeltafel.v1.MatchService/GetView',
                 request_serializer=speeltafel_dot_v1_dot_match__service__pb2.GetViewRequest.SerializeToString,
-                response_deserializer=speeltafel_dot_v1_dot_common__pb2.View.FromString,
+                response_deserializer=speeltafel_dot_v1_dot_match__service__pb2.GetViewResponse.FromString,
                 _registered_method=True)
         self.SubmitAction = channel.unary_unary(
                 '/speeltafel.v1.MatchService/SubmitAction',
@@ -73,12 +72,12 @@ class MatchServiceStub:
         self.Spectate = channel.unary_stream(
                 '/speeltafel.v1.MatchService/Spectate',
                 request_serializer=speeltafel_dot_v1_dot_match__service__pb2.SpectateRequest.SerializeToString,
-                response_deserializer=speeltafel_dot_v1_dot_common__pb2.View.FromString,
+                response_deserializer=speeltafel_dot_v1_dot_match__service__pb2.SpectateResponse.FromString,
                 _registered_method=True)
         self.GetMatchRecord = channel.unary_unary(
                 '/speeltafel.v1.MatchService/GetMatchRecord',
                 request_serializer=speeltafel_dot_v1_dot_match__service__pb2.GetMatchRecordRequest.SerializeToString,
-                response_deserializer=speeltafel_dot_v1_dot_common__pb2.MatchRecord.FromString,
+                response_deserializer=speeltafel_dot_v1_dot_match__service__pb2.GetMatchRecordResponse.FromString,
                 _registered_method=True)
 
 
@@ -128,15 +127,18 @@ class MatchServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Play(self, request_iterator, context):
-        """A seat's bidirectional stream: send Subscribe first, then actions; receive a
-        snapshot view, then one view per version, and a result for every action sent.
+        """A seat's bidirectional stream: send Subscribe first, then actions. Receive
+        Subscribed, then the views after since_version (a snapshot for 0), then one view
+        per version, and a result for every action sent, always before the views that
+        action caused. The stream ends after the final view, or when the client
+        half-closes (after the answers to what it sent).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Spectate(self, request, context):
-        """Public information only, one view per version.
+        """Public information only: Subscribed, then one view per version.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -170,12 +172,12 @@ def add_MatchServiceServicer_to_server(servicer, server):
             'GetMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.GetMatch,
                     request_deserializer=speeltafel_dot_v1_dot_match__service__pb2.GetMatchRequest.FromString,
-                    response_serializer=speeltafel_dot_v1_dot_match__service__pb2.MatchSummary.SerializeToString,
+                    response_serializer=speeltafel_dot_v1_dot_match__service__pb2.GetMatchResponse.SerializeToString,
             ),
             'GetView': grpc.unary_unary_rpc_method_handler(
                     servicer.GetView,
                     request_deserializer=speeltafel_dot_v1_dot_match__service__pb2.GetViewRequest.FromString,
-                    response_serializer=speeltafel_dot_v1_dot_common__pb2.View.SerializeToString,
+                    response_serializer=speeltafel_dot_v1_dot_match__service__pb2.GetViewResponse.SerializeToString,
             ),
             'SubmitAction': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitAction,
@@ -190,12 +192,12 @@ def add_MatchServiceServicer_to_server(servicer, server):
             'Spectate': grpc.unary_stream_rpc_method_handler(
                     servicer.Spectate,
                     request_deserializer=speeltafel_dot_v1_dot_match__service__pb2.SpectateRequest.FromString,
-                    response_serializer=speeltafel_dot_v1_dot_common__pb2.View.SerializeToString,
+                    response_serializer=speeltafel_dot_v1_dot_match__service__pb2.SpectateResponse.SerializeToString,
             ),
             'GetMatchRecord': grpc.unary_unary_rpc_method_handler(
                     servicer.GetMatchRecord,
                     request_deserializer=speeltafel_dot_v1_dot_match__service__pb2.GetMatchRecordRequest.FromString,
-                    response_serializer=speeltafel_dot_v1_dot_common__pb2.MatchRecord.SerializeToString,
+                    response_serializer=speeltafel_dot_v1_dot_match__service__pb2.GetMatchRecordResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -305,7 +307,7 @@ class MatchService:
             target,
             '/speeltafel.v1.MatchService/GetMatch',
             speeltafel_dot_v1_dot_match__service__pb2.GetMatchRequest.SerializeToString,
-            speeltafel_dot_v1_dot_match__service__pb2.MatchSummary.FromString,
+            speeltafel_dot_v1_dot_match__service__pb2.GetMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -332,7 +334,7 @@ class MatchService:
             target,
             '/speeltafel.v1.MatchService/GetView',
             speeltafel_dot_v1_dot_match__service__pb2.GetViewRequest.SerializeToString,
-            speeltafel_dot_v1_dot_common__pb2.View.FromString,
+            speeltafel_dot_v1_dot_match__service__pb2.GetViewResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -413,7 +415,7 @@ class MatchService:
             target,
             '/speeltafel.v1.MatchService/Spectate',
             speeltafel_dot_v1_dot_match__service__pb2.SpectateRequest.SerializeToString,
-            speeltafel_dot_v1_dot_common__pb2.View.FromString,
+            speeltafel_dot_v1_dot_match__service__pb2.SpectateResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -440,7 +442,7 @@ class MatchService:
             target,
             '/speeltafel.v1.MatchService/GetMatchRecord',
             speeltafel_dot_v1_dot_match__service__pb2.GetMatchRecordRequest.SerializeToString,
-            speeltafel_dot_v1_dot_common__pb2.MatchRecord.FromString,
+            speeltafel_dot_v1_dot_match__service__pb2.GetMatchRecordResponse.FromString,
             options,
             channel_credentials,
             insecure,

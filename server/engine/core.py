@@ -204,7 +204,9 @@ class OptionSpec:
             try:
                 value = int(text)
             except ValueError:
-                raise InvalidOptions(f"option {self.name}: {text!r} is not an integer") from None
+                raise InvalidOptions(
+                    f"option {self.name}: {clip(text)} is not an integer"
+                ) from None
             if self.minimum is not None and value < self.minimum:
                 raise InvalidOptions(f"option {self.name}: {value} is below {self.minimum}")
             if self.maximum is not None and value > self.maximum:
@@ -213,11 +215,27 @@ class OptionSpec:
         if self.kind is OptionKind.BOOL:
             if text in ("true", "false"):
                 return text == "true"
-            raise InvalidOptions(f"option {self.name}: {text!r} is not true or false")
+            raise InvalidOptions(f"option {self.name}: {clip(text)} is not true or false")
         if text not in self.choices:
             allowed = ", ".join(self.choices)
-            raise InvalidOptions(f"option {self.name}: {text!r} is not one of {allowed}")
+            raise InvalidOptions(f"option {self.name}: {clip(text)} is not one of {allowed}")
         return text
+
+
+def clip(text: str, limit: int = 32) -> str:
+    """``text`` quoted for an error message and cut to ``limit`` characters: an error never
+    repeats unbounded client input."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRange:
+    """The seats a game takes while option ``option`` has the value ``value``."""
+
+    option: str
+    value: str
+    min_seats: int
+    max_seats: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,13 +250,27 @@ class GameInfo:
     options: tuple[OptionSpec, ...]
     simultaneous: bool
     description: str
+    seat_ranges: tuple[SeatRange, ...] = ()
+    """Narrower seat ranges under particular option values (``min_seats``..``max_seats``
+    is the range over every choice of options)."""
+
+    def seats_for(self, given: Mapping[str, str]) -> tuple[int, int]:
+        """The (min, max) seats that ``new`` accepts with these options."""
+        options = self.canonical_options(given)
+        low, high = self.min_seats, self.max_seats
+        for seat_range in self.seat_ranges:
+            if options.get(seat_range.option) == seat_range.value:
+                low, high = max(low, seat_range.min_seats), min(high, seat_range.max_seats)
+        return low, high
 
     def resolve_options(self, given: Mapping[str, str]) -> dict[str, int | bool | str]:
         """Every option typed, defaults filled in; unknown names are an error, never ignored."""
         known = {spec.name: spec for spec in self.options}
         unknown = sorted(set(given) - set(known))
         if unknown:
-            raise InvalidOptions(f"unknown option(s) for {self.game_id}: {', '.join(unknown)}")
+            names = ", ".join(clip(name) for name in unknown[:4])
+            more = f" and {len(unknown) - 4} more" if len(unknown) > 4 else ""
+            raise InvalidOptions(f"unknown option(s) for {self.game_id}: {names}{more}")
         return {name: spec.parse(given.get(name, spec.default)) for name, spec in known.items()}
 
     def canonical_options(self, given: Mapping[str, str]) -> dict[str, str]:

@@ -85,15 +85,25 @@ def outcome_to_proto(outcome: Outcome | None) -> common_pb2.Outcome:
 
 def game_info_to_proto(info: GameInfo) -> match_service_pb2.GameInfo:
     """One ListGames entry."""
+    # The advertised range is the one CreateMatch accepts with the default options; other
+    # option values that allow other seat counts are listed beside it.
+    min_seats, max_seats = info.seats_for({})
     message = match_service_pb2.GameInfo(
         game=info.game_id,
         name=info.name,
         rules_version=info.rules_version,
-        min_seats=info.min_seats,
-        max_seats=info.max_seats,
+        min_seats=min_seats,
+        max_seats=max_seats,
         simultaneous=info.simultaneous,
         description=info.description,
     )
+    for seat_range in info.seat_ranges:
+        message.seat_ranges.add(
+            option=seat_range.option,
+            value=seat_range.value,
+            min_seats=seat_range.min_seats,
+            max_seats=seat_range.max_seats,
+        )
     for spec in info.options:
         option = message.options.add(
             name=spec.name,

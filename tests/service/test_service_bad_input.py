@@ -157,6 +157,8 @@ async def test_a1_garbage_inside_an_open_play_stream(table: Any, server: Any) ->
         subscribe=match_service_pb2.Subscribe(match_id=match.match_id)
     )
     await call.write(subscribe.SerializeToString())
+    subscribed = match_service_pb2.PlayResponse.FromString(await call.read())
+    assert subscribed.subscribed.version == 1
     first = match_service_pb2.PlayResponse.FromString(await call.read())
     assert first.view.version == 1
     await call.write(b"\xff" * 16)
@@ -377,6 +379,7 @@ async def test_a6_bad_submissions_name_the_field_or_rule(table: Any, server: Any
             subscribe=match_service_pb2.Subscribe(match_id=match.match_id, since_version=1)
         )
     )
+    assert (await call.read()).subscribed.version == 1
     for bad, code, rule in select_phase[1:]:
         await call.write(match_service_pb2.PlayRequest(submit=bad))
         result = (await call.read()).result

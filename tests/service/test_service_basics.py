@@ -27,7 +27,13 @@ async def test_list_games_describes_take5(table: Any, server: Any) -> None:
     games = await table.client.list_games()
     assert [g.game for g in games] == ["take5"]
     (info,) = games
-    assert (info.name, info.rules_version, info.min_seats, info.max_seats) == ("Take 5", 1, 2, 10)
+    # The range CreateMatch takes with the default options (the trial edition), and the
+    # ranges of the other option values beside it.
+    assert (info.name, info.rules_version, info.min_seats, info.max_seats) == ("Take 5", 1, 2, 4)
+    assert [(r.option, r.value, r.min_seats, r.max_seats) for r in info.seat_ranges] == [
+        ("edition", "trial", 2, 4),
+        ("edition", "full", 2, 10),
+    ]
     assert info.simultaneous and info.description
     options = {o.name: o for o in info.options}
     assert list(options) == ["edition", "deals", "end_score"]
@@ -50,6 +56,59 @@ async def test_list_games_describes_take5(table: Any, server: Any) -> None:
     created = await table.client.create_match("take5", 10, options={"edition": "full"})
     assert dict(created.options) == {"edition": "full", "deals": "3", "end_score": "0"}
     assert created.rules_version == 1 and len(created.commitment) == 64
+
+
+async def test_list_games_advertises_only_seat_counts_create_match_accepts(
+    table: Any, server: Any
+) -> None:
+    for info in await table.client.list_games():
+        cases = [({}, info.min_seats, info.max_seats)] + [
+            ({r.option: r.value}, r.min_seats, r.max_seats) for r in info.seat_ranges
+        ]
+        for options, low, high in cases:
+            for seats in range(low, high + 1):
+                await table.client.create_match(info.game, seats, options=options)
+            for seats in (low - 1, high + 1):
+                await table.fails(
+                    table.client.create_match(info.game, seats, options=options),
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "seat_count",
+                )
+
+
+async def test_health_list_answers_every_service(table: Any, server: Any) -> None:
+    stub = health_pb2_grpc.HealthStub(table.raw_channel())
+    reply = await stub.List(health_pb2.HealthListRequest())
+    statuses = {name: status.status for name, status in reply.statuses.items()}
+    assert statuses == {
+        "": health_pb2.HealthCheckResponse.SERVING,
+        "speeltafel.v1.MatchService": health_pb2.HealthCheckResponse.SERVING,
+    }
+
+
+async def test_reflection_v1_describes_the_services(table: Any, server: Any) -> None:
+    # The v1 protocol (what current grpcurl asks first) has v1alpha's messages field for
+    # field, so v1alpha's message classes speak it over the v1 method name.
+    channel = table.raw_channel()
+    info = channel.stream_stream(
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+    call = info()
+    await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+    names = {s.name for s in (await call.read()).list_services_response.service}
+    assert {
+        "speeltafel.v1.MatchService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+    } <= names
+    for symbol in ("speeltafel.v1.MatchService", "grpc.reflection.v1.ServerReflection"):
+        await call.write(reflection_pb2.ServerReflectionRequest(file_containing_symbol=symbol))
+        response = await call.read()
+        assert response.WhichOneof("message_response") == "file_descriptor_response", symbol
+    call.cancel()
 
 
 async def test_health_serving(table: Any, server: Any) -> None:
@@ -101,7 +160,7 @@ async def test_reflection_lists_the_match_service(table: Any, server: Any) -> No
     expected = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].methods
     assert methods == [m.name for m in expected]
     assert view_fields == [f.name for f in take5_pb2.Take5View.DESCRIPTOR.fields]
-    assert games == [("take5", 2, 10, ["edition", "deals", "end_score"])]
+    assert games == [("take5", 2, 4, ["edition", "deals", "end_score"])]
 
 
 async def test_spectator_sees_no_hands_and_the_stream_ends(table: Any, server: Any) -> None:

@@ -134,7 +134,7 @@ async def _stream_seat(
                 got.append(latest.version)
                 if latest.status == FINISHED or (stop_after and len(got) >= stop_after):
                     break
-            else:
+            elif response.WhichOneof("event") == "result":
                 result = response.result
                 assert result.request_id == pending
                 if result.WhichOneof("result") == "accepted":
@@ -197,6 +197,9 @@ async def test_f3_resume_points(table: Any, server: Any) -> None:
         subscribe = match_service_pb2.Subscribe(match_id=match.match_id, since_version=since)
         await call.write(match_service_pb2.PlayRequest(subscribe=subscribe))
         try:
+            # Every subscription is answered at once, whatever since_version says.
+            subscribed = await asyncio.wait_for(call.read(), 5)
+            assert subscribed.subscribed.version == 2, subscribed
             return await asyncio.wait_for(call.read(), 0.3)
         except TimeoutError:
             return None
@@ -314,6 +317,7 @@ async def test_f3_streams_of_a_seat_are_capped_and_freed_on_disconnect(
         call = table.client.play_stream(seat0)
         subscribe = match_service_pb2.Subscribe(match_id=match.match_id)
         await call.write(match_service_pb2.PlayRequest(subscribe=subscribe))
+        assert (await call.read()).subscribed.version == 1
         assert (await call.read()).view.version == 1
         calls.append(call)
     extra = table.client.play_stream(seat0)
@@ -336,6 +340,7 @@ async def test_f3_streams_of_a_seat_are_capped_and_freed_on_disconnect(
             subscribe=match_service_pb2.Subscribe(match_id=match.match_id)
         )
     )
+    assert (await again.read()).subscribed.version == 1
     assert (await again.read()).view.version == 1
     again.cancel()
     assert (await table.view(seat0)).version == 1

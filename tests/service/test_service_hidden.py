@@ -125,6 +125,7 @@ async def test_d5_internal_errors_are_opaque(table: Any, server: Any, monkeypatc
         spectate = table.client.stub.Spectate(
             match_service_pb2.SpectateRequest(match_id=match.match_id)
         )
+        assert (await spectate.read()).WhichOneof("event") == "subscribed"
         incidents.append(_assert_opaque(table, await table.fails(spectate.read(), Code.INTERNAL)))
         monkeypatch.undo()
 
@@ -141,6 +142,7 @@ async def test_d5_internal_errors_are_opaque(table: Any, server: Any, monkeypatc
         submit = match_service_pb2.SubmitActionRequest(
             match_id=match.match_id, expected_version=1, request_id="s", action=table.select(3)
         )
+        assert (await call.read()).WhichOneof("event") == "subscribed"
         await call.write(match_service_pb2.PlayRequest(submit=submit))
         error = (await call.read()).result.error
         call.cancel()

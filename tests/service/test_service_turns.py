@@ -63,6 +63,7 @@ async def test_c1_acting_out_of_turn(table: Any, server: Any) -> None:
         request_id="r",
         action=table.row(2),
     )
+    assert (await call.read()).WhichOneof("event") == "subscribed"
     await call.write(match_service_pb2.PlayRequest(submit=submit))
     result = (await call.read()).result
     assert (result.request_id, result.error.code, result.error.rule) == (
@@ -139,6 +140,7 @@ async def test_c3_same_request_id_same_answer(table: Any, server: Any) -> None:
     submit = match_service_pb2.SubmitActionRequest(
         match_id=match.match_id, expected_version=1, request_id="once", action=table.select(4)
     )
+    assert (await call.read()).WhichOneof("event") == "subscribed"
     await call.write(match_service_pb2.PlayRequest(submit=submit))
     result = (await call.read()).result
     assert result.request_id == "once"

@@ -102,7 +102,11 @@ def test_outcomes() -> None:
 def test_game_info() -> None:
     message = wire_common.game_info_to_proto(GAME.info)
     assert isinstance(message, match_service_pb2.GameInfo)
-    assert (message.game, message.min_seats, message.max_seats) == ("take5", 2, 10)
+    assert (message.game, message.min_seats, message.max_seats) == ("take5", 2, 4)
+    assert [(r.option, r.value, r.min_seats, r.max_seats) for r in message.seat_ranges] == [
+        ("edition", "trial", 2, 4),
+        ("edition", "full", 2, 10),
+    ]
     for spec, option in zip(GAME.info.options, message.options, strict=True):
         assert (option.name, option.kind, option.default, option.description) == (
             spec.name,

@@ -62,6 +62,7 @@ from speeltafel.server.engine.core import (
     OptionSpec,
     Outcome,
     Rng,
+    SeatRange,
 )
 
 ROW_LIMIT = 5  # a row holds at most five cards; the sixth takes them
@@ -231,6 +232,10 @@ class Take5:
         rules_version=1,
         min_seats=2,
         max_seats=10,
+        seat_ranges=tuple(
+            SeatRange("edition", edition.value, layout.min_seats, layout.max_seats)
+            for edition, layout in LAYOUTS.items()
+        ),
         options=(
             OptionSpec(
                 "edition",
