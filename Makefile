@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 PORT ?= 50051
 DB ?= var/speeltafel.db
 PYTEST_ARGS ?=
+BUF_VERSION := 1.75.0
+BUF := $(VENV)/buf/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
 
@@ -23,6 +25,10 @@ $(STAMP): pyproject.toml
 
 .PHONY: install
 install: $(STAMP) ## create .venv and install the project with its dev tools
+
+# buf (protobuf lint) comes from the npm registry's @bufbuild/buf package, pinned here.
+$(BUF): | $(STAMP)
+	npm install --silent --no-save --no-audit --no-fund --prefix $(VENV)/buf @bufbuild/buf@$(BUF_VERSION)
 
 .PHONY: run
 run: $(STAMP) ## the main job: a tournament of the built-in bots through a real server (SQLite)
@@ -49,7 +55,8 @@ proto-check: $(STAMP) ## fail when the committed generated code is stale
 	$(BIN)/python scripts/gen_protos.py --check
 
 .PHONY: lint
-lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
+lint: $(STAMP) $(BUF) ## buf lint (STANDARD), ruff (lint + format check) and mypy --strict
+	$(BUF) lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@# mypy cannot see setuptools' package-dir mapping: give it the installed names.
