@@ -74,12 +74,22 @@ def internal_error(exc: BaseException, method: str) -> tuple[grpc.StatusCode, st
     return grpc.StatusCode.INTERNAL, f"internal error (incident {incident})", "internal"
 
 
-def status_for(code: grpc.StatusCode, message: str, rule: str) -> grpc.Status:
-    """A rich status: code, message and an ErrorInfo detail with the rule id."""
+def status_for(
+    code: grpc.StatusCode, message: str, rule: str, *, retry_delay_s: float | None = None
+) -> grpc.Status:
+    """A rich status: code, message and an ErrorInfo detail with the rule id (and a
+    RetryInfo detail when the client may retry after ``retry_delay_s``)."""
     detail = any_pb2.Any()
     detail.Pack(error_details_pb2.ErrorInfo(reason=rule, domain=DOMAIN))
+    details = [detail]
+    if retry_delay_s is not None:
+        retry = any_pb2.Any()
+        delay = error_details_pb2.RetryInfo()
+        delay.retry_delay.FromNanoseconds(round(retry_delay_s * 1e9))
+        retry.Pack(delay)
+        details.append(retry)
     status: grpc.Status = rpc_status.to_status(
-        status_pb2.Status(code=code.value[0], message=message, details=[detail])
+        status_pb2.Status(code=code.value[0], message=message, details=details)
     )
     return status
 

@@ -30,6 +30,7 @@ from speeltafel.sdk.v1 import (
 )
 from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.rpc.errors import AuthInterceptor, ErrorInterceptor
+from speeltafel.server.rpc.limits import LimitsConfig, LimitsInterceptor, limits_for_serve
 from speeltafel.server.rpc.service import MatchService
 from speeltafel.server.store.base import MatchStore
 from speeltafel.server.store.memory import MemoryStore
@@ -85,12 +86,18 @@ async def start_server(
     config: RuntimeConfig | None = None,
     diagnostics: bool = False,
     runtime: MatchRuntime | None = None,
+    limits: LimitsConfig | None = None,
 ) -> Running:
     """Recover unfinished matches, then serve on ``host:port`` (0: any free port)."""
     runtime = runtime or MatchRuntime(store, config)
     await runtime.recover()
     server = grpc.aio.server(
-        interceptors=[ErrorInterceptor(), AuthInterceptor(runtime.authenticate)],
+        # Limits first: a refused call costs no handler work (see rpc/limits.py).
+        interceptors=[
+            LimitsInterceptor(limits),
+            ErrorInterceptor(),
+            AuthInterceptor(runtime.authenticate),
+        ],
         options=[
             # A stale server must never share a port with a fresh one (tests bind port 0).
             ("grpc.so_reuseport", 0),
@@ -139,10 +146,16 @@ def configure_logging(level: str = "info") -> None:
 
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
+    limits = limits_for_serve(args.host, args.create_policy, args.organiser_token)
     store: MatchStore = MemoryStore() if args.db == ":memory:" else SqliteStore(Path(args.db))
     config = RuntimeConfig(default_move_clock_ms=args.move_clock_ms)
     running = await start_server(
-        store, host=args.host, port=args.port, config=config, diagnostics=args.diagnostics
+        store,
+        host=args.host,
+        port=args.port,
+        config=config,
+        diagnostics=args.diagnostics,
+        limits=limits,
     )
     if args.port_file:
         # Written once at start-up, before any client can connect: no loop to block yet.
@@ -176,6 +189,17 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--diagnostics", action="store_true", help="also serve the Diagnostics echo service"
     )
     parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    parser.add_argument(
+        "--create-policy",
+        choices=("open", "token"),
+        help="who may create matches: anyone (open), or callers with the organiser token "
+        "(token); default open on a loopback host, token otherwise",
+    )
+    parser.add_argument(
+        "--organiser-token",
+        help="the bearer token CreateMatch needs under --create-policy token "
+        "(default: environment variable SPEELTAFEL_ORGANISER_TOKEN)",
+    )
 
 
 def run_event_loop(main: Any) -> None:

@@ -18,6 +18,7 @@ from speeltafel.server.app.errors import BadRequest, PermissionDenied, Refused
 from speeltafel.server.app.match import Match, Outbox, Snapshot
 from speeltafel.server.app.runtime import Ack, MatchRuntime
 from speeltafel.server.rpc.errors import bearer_token, classify, internal_error
+from speeltafel.server.rpc.limits import check_create_request
 from speeltafel.server.wire.common import (
     STATUSES,
     action_from_proto,
@@ -122,6 +123,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     ) -> match_service_pb2.CreateMatchResponse:
         if not request.game:
             raise BadRequest("game is required", "game")
+        check_create_request(request)
         match = await self.runtime.create_match(
             request.game,
             request.seats,
