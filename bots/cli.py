@@ -21,11 +21,10 @@ from speeltafel.sdk.v1 import common_pb2
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from speeltafel.server.rpc.server import configure_logging, run_event_loop, serve
+    from speeltafel.server.rpc.server import configure_logging, serve_or_refuse
 
     configure_logging(args.log_level)
-    run_event_loop(serve(args))
-    return 0
+    return serve_or_refuse(args)  # a refused store: one line on stderr, status 2
 
 
 async def _play(args: argparse.Namespace) -> int:

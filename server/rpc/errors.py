@@ -30,6 +30,7 @@ from speeltafel.server.engine.core import (
     InvalidOptions,
     NotYourTurn,
 )
+from speeltafel.server.store.base import StoreUnavailable
 
 log = structlog.get_logger("speeltafel.rpc")
 
@@ -54,8 +55,17 @@ _APP_CODES = {
 }
 
 
+STORAGE_UNAVAILABLE = (
+    "the server cannot store anything right now; nothing was stored: retry later with the"
+    " same request id"
+)
+
+
 def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str] | None:
     """(status code, message, rule id) of an expected error; None for anything else."""
+    if isinstance(exc, StoreUnavailable):
+        # The disk, not the request: retryable. Its cause (it may name the file) is never sent.
+        return grpc.StatusCode.UNAVAILABLE, STORAGE_UNAVAILABLE, "storage_unavailable"
     if isinstance(exc, InvalidAction | InvalidOptions):
         return grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.rule
     if isinstance(exc, IllegalAction | NotYourTurn | GameOver):

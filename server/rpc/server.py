@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import structlog
@@ -32,7 +32,7 @@ from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.rpc.errors import AuthInterceptor, ErrorInterceptor
 from speeltafel.server.rpc.limits import LimitsConfig, LimitsInterceptor, limits_for_serve
 from speeltafel.server.rpc.service import MatchService
-from speeltafel.server.store.base import MatchStore
+from speeltafel.server.store.base import MatchStore, StoreOpenError
 from speeltafel.server.store.memory import MemoryStore
 from speeltafel.server.store.sqlite import SqliteStore
 
@@ -59,6 +59,54 @@ class Diagnostics(diagnostics_pb2_grpc.DiagnosticsServicer):
             yield message
 
 
+class _Health(Protocol):
+    async def set(self, service: str, status: Any) -> None: ...
+
+
+class StoreHealth:
+    """gRPC health follows the store: NOT_SERVING while its writes fail, SERVING once one works.
+
+    Both "" and the MatchService follow it: a server that cannot store moves cannot serve
+    matches, and clients look at either name. The store tells every change on the event loop
+    (and probes on its own while writes fail), so health comes back without a client write.
+    """
+
+    def __init__(self, store: MatchStore, health: _Health) -> None:
+        self._health = health
+        self._shown = True  # start_server has just set SERVING
+        self._wanted = True
+        self._stopped = False
+        self._task: asyncio.Future[None] | None = None
+        store.add_health_listener(self._changed)
+        if not store.writable:
+            self._changed(False)
+
+    def _changed(self, writable: bool) -> None:
+        if writable:
+            log.info("store_writable_again")
+        else:
+            log.warning("store_unwritable", hint="disk full, read-only or I/O errors")
+        self._wanted = writable
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._apply())
+
+    async def _apply(self) -> None:
+        # One task applies the latest wish, so quick flips can never land out of order.
+        while self._shown != self._wanted and not self._stopped:
+            self._shown = self._wanted
+            status = health_pb2.HealthCheckResponse.SERVING
+            if not self._shown:
+                status = health_pb2.HealthCheckResponse.NOT_SERVING
+            for service in ("", MATCH_SERVICE):
+                if self._stopped:
+                    return
+                await self._health.set(service, status)
+
+    def stop(self) -> None:
+        """From now on the server is going away: no store news may set SERVING again."""
+        self._stopped = True
+
+
 @dataclass
 class Running:
     """A started server and what it needs to stop cleanly."""
@@ -69,8 +117,12 @@ class Running:
     store: MatchStore
     health: health_aio.HealthServicer
 
+    store_health: StoreHealth | None = None
+
     async def stop(self, grace: float = 5.0) -> None:
         """NOT_SERVING first, then let in-flight calls finish, then close the store."""
+        if self.store_health is not None:
+            self.store_health.stop()
         await self.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.health.set(MATCH_SERVICE, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.stop(grace)
@@ -123,8 +175,9 @@ async def start_server(
     await server.start()
     await health.set("", health_pb2.HealthCheckResponse.SERVING)
     await health.set(MATCH_SERVICE, health_pb2.HealthCheckResponse.SERVING)
+    store_health = StoreHealth(store, health)
     log.info("serving", host=host, port=bound, games=[g.info.game_id for g in runtime.games()])
-    return Running(server, bound, runtime, store, health)
+    return Running(server, bound, runtime, store, health, store_health)
 
 
 def configure_logging(level: str = "info") -> None:
@@ -213,10 +266,21 @@ def run_event_loop(main: Any) -> None:
         runner.run(main)
 
 
+def serve_or_refuse(args: argparse.Namespace) -> int:
+    """Run :func:`serve`; a store refused at start-up is one line on stderr and status 2."""
+    try:
+        run_event_loop(serve(args))
+    except StoreOpenError as exc:
+        # What failed, which file, what to do: the operator needs no traceback for that.
+        print(f"speeltafel serve: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m speeltafel.server``: run the server."""
     parser = argparse.ArgumentParser(prog="speeltafel serve", description="Run the game server.")
     add_serve_arguments(parser)
     args = parser.parse_args(argv)
     configure_logging(args.log_level)
-    run_event_loop(serve(args))
+    sys.exit(serve_or_refuse(args))
