@@ -9,6 +9,11 @@ the action rows. Live play and recovery go through the same two transitions,
 Versions: 0 while seats join; 1 once the first deal is made; +1 per accepted action (so the
 action with log seq ``n`` produces version ``n + 1``).
 
+Endings: the rules end a match ("normal"), or the runtime does: "expired" (its seats never
+filled) or "abandoned" (the clock ran out several periods in a row with nobody acting). An
+early end has an outcome with no scores or ranks and a utility of 0 for every seat
+(:meth:`Match.end`); it is stored in the finished row, so replay ends the match the same way.
+
 Staleness: a seat's decision begins at the version where it entered ``to_act`` (or where its
 own previous action left it still to act). An action chosen from any view at or after that
 version is current: other seats' sealed commitments change nothing about this seat's choice,
@@ -36,6 +41,19 @@ from speeltafel.server.store.base import (
 
 HISTORY = 64  # snapshots kept per match for resuming streams without a gap
 CACHED_VERSIONS = 4  # the newest snapshots keep their shared view parts
+
+
+def clock_request_id(version: int, deadline_ms: int) -> str:
+    """The request id of a clock default: fixed by the match's version and the deadline, so
+    two processes that both see the clock run out can never both apply it."""
+    return f"clock:{version}:{deadline_ms}"
+
+
+def clock_deadline(request_id: str) -> int | None:
+    """The deadline a clock default's request id names (None for another request id)."""
+    kind, _, rest = request_id.partition(":")
+    _, _, deadline = rest.partition(":")
+    return int(deadline) if kind == "clock" and deadline.isdigit() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +160,19 @@ class Match:
         self.version = 0
         self.actions: list[ActionRow] = []
         self.requests: dict[tuple[int, str], ActionRow] = {}
+        self.join_requests: dict[str, SeatJoined] = {}  # join request id -> the seat taken
         self.acting_since: dict[int, tuple[int, int]] = {}  # seat -> (version, server ms)
         self.started_ms = 0
         self.finished: MatchFinished | None = None
         self.outcome: Outcome | None = None
+        self.termination = "normal"
+        self.idle_periods = 0  # clock periods in a row that expired with nobody acting
+        self._idle_deadline: int | None = None
+        # Set by the runtime: ``stale`` when the log may be ahead of this object (a conflict
+        # whose reload failed), ``replaced`` once a fresh object from the log took its place.
+        self.stale = False
+        self.replaced = False
+        self.failures = 0  # background writes (clock, finish, end) failed in a row
         self.lock = asyncio.Lock()
         self.history: deque[Snapshot] = deque(maxlen=HISTORY)
         self.subscribers: set[Outbox] = set()
@@ -157,9 +184,15 @@ class Match:
     @property
     def status(self) -> str:
         """waiting, running or finished."""
-        if self.state is None:
-            return "waiting"
-        return "running" if self.outcome is None else "finished"
+        if self.outcome is not None:
+            return "finished"
+        return "waiting" if self.state is None else "running"
+
+    @property
+    def final_outcome(self) -> Outcome | None:
+        """How the match ended, for the wire (``Outcome.termination`` included); None while
+        it is not over. The same value as :attr:`outcome`."""
+        return self.outcome
 
     @property
     def current(self) -> Snapshot:
@@ -174,7 +207,9 @@ class Match:
 
     def to_act(self) -> tuple[int, ...]:
         """Seats that must act now."""
-        return () if self.state is None else tuple(self.game.to_act(self.state))
+        if self.state is None or self.termination != "normal":
+            return ()
+        return tuple(self.game.to_act(self.state))
 
     def deadline(self, seat: int) -> int:
         """Server unix ms by which ``seat`` must act; 0 when it need not."""
@@ -182,7 +217,10 @@ class Match:
         return 0 if since is None else since[1] + self.created.move_clock_ms
 
     def final_hash(self) -> str:
-        """Hex SHA-256 of the engine's canonical encoding of the current state."""
+        """Hex SHA-256 of the engine's canonical encoding of the current state ("" before the
+        deal)."""
+        if self.state is None:
+            return ""
         return hashlib.sha256(self.game.encode(self.state)).hexdigest()
 
     def check_version(self, seat: int, expected_version: int) -> None:
@@ -207,6 +245,8 @@ class Match:
     def join(self, joined: SeatJoined) -> None:
         """A seat taken (the runtime starts the match when the last one arrives)."""
         self.joined[joined.seat] = joined
+        if joined.request_id:
+            self.join_requests[joined.request_id] = joined
 
     def start(self, now_ms: int) -> None:
         """Deal: the engine's ``new`` with the shuffle key of seed and entropy."""
@@ -221,7 +261,23 @@ class Match:
         self.actions.append(row)
         self.requests[(row.seat, row.request_id)] = row
         self.version = row.seq + 1
+        if not row.clock_default:
+            self.idle_periods, self._idle_deadline = 0, None
+        else:
+            # One period per deadline: seats defaulted together at one expiry count once. The
+            # deadline is read from the logged request id, so replay counts the same.
+            deadline = clock_deadline(row.request_id)
+            if deadline is None or deadline != self._idle_deadline:
+                self.idle_periods += 1
+            self._idle_deadline = deadline
         self._advance(state, actor=row.seat, now_ms=row.server_ms)
+
+    def end(self, termination: str) -> None:
+        """End the match early ("expired" or "abandoned"): no scores, no ranks, utility 0."""
+        self.termination = termination
+        self.outcome = Outcome((), (), (0.0,) * self.created.seats, termination)
+        self.acting_since = {}
+        self.history.append(self._snapshot())
 
     def _advance(self, state: Any, actor: int | None, now_ms: int) -> None:
         before = set(self.to_act())
@@ -272,6 +328,8 @@ class Match:
                 action = game.parse_action(row.action)
                 match.record(row, game.apply(match.state, row.seat, action))
         match.finished = log.finished
+        if log.finished is not None and log.finished.termination != "normal":
+            match.end(log.finished.termination)
         return match
 
     # ------------------------------------------------------------------ fan-out

@@ -3,24 +3,69 @@
 The path of one action: the match's lock (one writer per match) -> request-id check
 (exactly once) -> version check -> ``engine.apply`` (pure; an illegal action stops here and
 changes nothing) -> ``store.append`` (durable before anything else happens) -> the
-in-memory match advances -> every subscriber gets the new snapshot -> the caller gets its
-acknowledgement. A crash anywhere before the append leaves no trace; a crash after it is
+in-memory match advances -> the caller's ``on_ack`` -> the finish row, when the action ended
+the match -> every subscriber gets the new snapshot -> the clock is armed -> the caller gets
+its acknowledgement. A crash anywhere before the append leaves no trace; a crash after it is
 repaired by replaying the log at the next start.
 
-Logs never carry an action's content, a hand, a seed or a deck order: a sealed selection
-logged before its reveal would tell an operator (and anything reading the logs) what a seat
-may not know yet. They carry match id, seat, seq, and public facts.
+Cancellation. grpc.aio cancels a handler's task when its client gives up (deadline passed,
+stream dropped), and every ``await`` is a point after which the rest of that task may never
+run. So no critical section runs in a caller's task: create, join, submit and every clock
+expiry run whole (lock, checks, engine, store, memory, finish, publish, clock) in a task the
+runtime owns (kept in ``_tasks``, awaited by :meth:`MatchRuntime.close`), and the caller
+awaits that task through :func:`asyncio.shield`. A cancelled caller only stops waiting; the
+operation completes, and a retry with the same request id gets its stored answer. An
+exception still reaches a caller that waits. Checks that touch nothing durable (field
+validation, finding the match) may run in the caller's task.
+
+Why a task per operation rather than a per-match actor (one long-lived task draining a
+queue)? The match lock already serialises a match's writers in arrival order (asyncio.Lock
+is FIFO), so an actor would be a second mechanism for the same order, plus an idle task per
+match, a queue to bound, and a lifetime to manage across eviction and conflict reloads (the
+actor would have to move to the reloaded object). A task per operation lives exactly as
+long as its operation, needs no shutdown protocol beyond awaiting ``_tasks``, and keeps the
+code straight-line.
+
+Failures. A store error during a create, join or submit leaves memory unchanged and reaches
+the caller. A conflict (another writer took the seq or the seat) replays the log into a
+fresh Match object that takes the old one's place; the subscribers go with it (the two
+objects share one subscriber set, so a stream holding either reaches the same outboxes)
+and get the current snapshot marked resync. When that reload fails, the old object stays
+in place marked stale, its subscribers with it, and the next access reloads. Subscribers
+are never left on an object the runtime no longer updates, and outboxes are never closed
+by the runtime. Background writes (a clock default, the finish row, an expiry or an
+abandonment) that fail are logged and retried by the match's timer, backing off from 0.5 s
+to 5 s: the clock never dies, and the default move is played as soon as the store writes
+again. The caller whose action ended a match gets its acknowledgement even when the finish
+row must be retried.
+
+Limits. Waiting matches count toward ``max_waiting_matches``, running ones toward
+``max_live_matches``; both counts are integers kept exact on every transition. CreateMatch
+reserves its waiting slot before its first await and gives it back when creation fails, and
+is refused while either count is at its cap. A waiting match whose last seat joins always
+starts (its seats were promised a game), so the running count can pass ``max_live_matches``
+by at most the matches that were waiting when it was reached. A match still waiting
+``join_timeout_s`` after its creation is ended as "expired"; a running match whose clock ran
+out ``abandon_after_periods`` periods in a row with no seat acting is ended as "abandoned".
+
+Logs never carry an action's content, a hand, a seed, a deck order or a token key: a sealed
+selection logged before its reveal would tell an operator (and anything reading the logs)
+what a seat may not know yet. They carry match id, seat, seq, and public facts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import hashlib
+import hmac
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+import unicodedata
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import structlog
 
@@ -32,8 +77,9 @@ from speeltafel.server.app.errors import (
     RequestIdReused,
     StaleVersion,
     Unauthenticated,
+    clip,
 )
-from speeltafel.server.app.match import Match, Outbox
+from speeltafel.server.app.match import Match, Outbox, clock_request_id
 from speeltafel.server.engine.core import GameAny, GameOver, Rng, commitment
 from speeltafel.server.engine.registry import GAMES, get_game
 from speeltafel.server.store.base import (
@@ -45,7 +91,19 @@ from speeltafel.server.store.base import (
     SeatJoined,
 )
 
+T = TypeVar("T")
+
 log = structlog.get_logger("speeltafel.runtime")
+
+JOIN_REQUEST_ID_MIN_LENGTH = 16
+"""A join's request id recovers its seat token, so it must be as hard to guess as a secret:
+clients send a random one (a UUID4 is 36 characters)."""
+BACKOFF_FIRST_S = 0.5
+BACKOFF_MAX_S = 5.0
+_NOT_PRINTABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+"""Unicode categories a display name may not contain: controls, format characters (among
+them the bidirectional overrides), surrogates, private use, line and paragraph
+separators."""
 
 
 class Clock(Protocol):
@@ -73,7 +131,14 @@ class RuntimeConfig:
     min_move_clock_ms: int = 20
     max_move_clock_ms: int = 3_600_000
     max_live_matches: int = 10_000
-    """Matches not yet finished, across the server; past it CreateMatch is refused."""
+    """Running matches across the server; while that many run, CreateMatch is refused."""
+    max_waiting_matches: int = 10_000
+    """Matches still waiting for seats; while that many wait, CreateMatch is refused."""
+    join_timeout_s: float = 600.0
+    """A match still waiting for seats this long after its creation is ended as expired."""
+    abandon_after_periods: int = 3
+    """A running match whose clock ran out this many periods in a row with no seat acting
+    is ended as abandoned (0: never)."""
     max_subscribers_per_seat: int = 4
     """Concurrent streams of one seat (a reconnecting bot may briefly hold two)."""
     max_spectators: int = 64
@@ -94,9 +159,66 @@ class Ack:
     duplicate: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Created:
+    """The answer to CreateMatch; ``duplicate`` when the request id had made it before."""
+
+    match: Match
+    duplicate: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """The answer to JoinMatch; a repeated request id gets the same seat and token."""
+
+    seat: int
+    token: str
+    duplicate: bool
+    preset_deck: bool
+
+
 def token_hash(token: str) -> bytes:
     """What the store keeps of a seat token: its SHA-256, never the token itself."""
     return hashlib.sha256(token.encode()).digest()
+
+
+def join_token(token_key: bytes, seat: int, request_id: str) -> str:
+    """The token of a join that carries a request id: urlsafe base64 (unpadded, as
+    ``secrets.token_urlsafe``) of HMAC-SHA256(match's token key, "seat:request_id")."""
+    digest = hmac.new(token_key, f"{seat}:{request_id}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def clean_name(name: str, max_length: int) -> str:
+    """A display name stripped, or BadRequest ``name_invalid`` (never echoing it)."""
+    name = name.strip()
+    if len(name) > max_length:
+        raise BadRequest(f"name is longer than {max_length} characters", "name_invalid")
+    if any(unicodedata.category(ch) in _NOT_PRINTABLE for ch in name):
+        raise BadRequest(
+            "name must be printable text (no control, format, private-use or separator characters)",
+            "name_invalid",
+        )
+    return name
+
+
+def backoff_s(failures: int) -> float:
+    """Delay before the next retry after ``failures`` failures in a row."""
+    return min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2.0 ** max(0, failures - 1))
+
+
+class _Slot:
+    """A waiting-match slot reserved by a CreateMatch in flight."""
+
+    def __init__(self, counts: dict[str, int]) -> None:
+        self._counts = counts
+        self.held = True
+        counts["waiting"] += 1
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self._counts["waiting"] -= 1
 
 
 class MatchRuntime:
@@ -115,11 +237,27 @@ class MatchRuntime:
         self.tokens: dict[bytes, tuple[str, int]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
+        self._create_requests: dict[str, str] = {}  # request id -> match id, in memory
+        self._counted: dict[str, str] = {}  # match id -> "waiting" or "running"
+        self._counts: dict[str, int] = {"waiting": 0, "running": 0}
+
+    @property
+    def waiting_matches(self) -> int:
+        """Matches waiting for seats (with CreateMatch calls in flight)."""
+        return self._counts["waiting"]
+
+    @property
+    def running_matches(self) -> int:
+        """Matches being played."""
+        return self._counts["running"]
 
     # ------------------------------------------------------------------ lifecycle
 
     async def recover(self) -> int:
-        """Load and resume every unfinished match of the store; returns how many."""
+        """Load and resume every unfinished match of the store; returns how many.
+
+        A match that waited for seats past its join timeout is ended as expired instead.
+        """
         now = self.clock.now_ms()
         count = 0
         for match_id in await self.store.unfinished():
@@ -132,11 +270,21 @@ class MatchRuntime:
                 continue
             if match is None:
                 continue
-            match.extend_clocks(now)
-            if match.outcome is not None and match.finished is None:
-                await self._finish(match)
-            self._arm_timer(match)
-            count += 1
+            try:
+                async with match.lock:
+                    if match.status == "waiting" and now >= self._join_deadline(match):
+                        await self._end(match, "expired")
+                        continue
+                    if match.status == "running":
+                        match.extend_clocks(now)
+                    if match.outcome is not None and match.finished is None:
+                        await self._store_finish(match)
+            except Exception:
+                match.failures += 1
+                log.exception("recovery_write_failed", match_id=match_id)
+            self._arm_timer(match)  # retries a failed write, or runs the clock
+            if match.status != "finished":
+                count += 1
         # A match that finished shortly before the restart stays in memory for the rest of
         # its linger time, as it would have without the restart: its seats' tokens are known
         # again, so a bot that was cut off before it saw the final view can still get it.
@@ -147,13 +295,50 @@ class MatchRuntime:
         return count
 
     async def close(self) -> None:
-        """Stop the clocks and wait for running clock tasks; the store stays open."""
+        """Stop the clocks and wait for the runtime's tasks; the store stays open."""
         self._closing = True
         for match in self.matches.values():
             if match.timer is not None:
                 match.timer.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+                match.timer = None
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # ------------------------------------------------------------------ owned tasks
+
+    async def _owned(
+        self, operation: Coroutine[Any, Any, T], on_done: Callable[[], None] | None = None
+    ) -> T:
+        """Run ``operation`` in a task of the runtime; a cancelled caller only stops waiting."""
+        task = asyncio.get_running_loop().create_task(operation)
+        if on_done is not None:
+            task.add_done_callback(lambda _: on_done())
+        self._keep(task)
+        return await asyncio.shield(task)
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            # Retrieved here so that an answer nobody waits for any more (its caller was
+            # cancelled) does not make asyncio warn; a waiting caller gets it through shield.
+            task.exception()
+
+    @contextlib.asynccontextmanager
+    async def _locked(self, match_id: str) -> AsyncIterator[Match]:
+        """The live Match of ``match_id``, its lock held (reloaded first when stale)."""
+        while True:
+            match = await self.get(match_id)
+            async with match.lock:
+                if self.matches.get(match_id) is match and not match.stale:
+                    yield match
+                    return
+            # Replaced, evicted or made stale while this waited for the lock: look again.
+
+    # ------------------------------------------------------------------ memory of matches
 
     async def _load(self, match_id: str) -> Match | None:
         stored = await self.store.load(match_id)
@@ -162,24 +347,95 @@ class MatchRuntime:
         existing = self.matches.get(match_id)
         if existing is not None:  # loaded meanwhile by another caller
             return existing
-        match = Match.replay(stored, get_game(stored.created.game))
-        self.matches[match_id] = match
-        for joined in stored.seats:
-            self.tokens[joined.token_hash] = (match_id, joined.seat)
+        return self._register(Match.replay(stored, get_game(stored.created.game)))
+
+    def _register(self, match: Match) -> Match:
+        """Keep ``match`` in memory (unless one with its id already is) and run its timer."""
+        existing = self.matches.get(match.id)
+        if existing is not None:
+            return existing
+        self.matches[match.id] = match
+        self._index(match)
+        self._track(match)
         if match.finished is not None:
             self._schedule_eviction(match)
+        else:
+            self._arm_timer(match)
         return match
+
+    def _index(self, match: Match) -> None:
+        if match.created.request_id:
+            self._create_requests[match.created.request_id] = match.id
+        if match.termination == "expired":
+            return  # an expired match's tokens are forgotten
+        for joined in match.joined.values():
+            self.tokens[joined.token_hash] = (match.id, joined.seat)
+
+    def _track(self, match: Match) -> None:
+        """Count ``match`` as what it is now (waiting, running, or neither)."""
+        old = self._counted.pop(match.id, None)
+        if old is not None:
+            self._counts[old] -= 1
+        status = match.status
+        if status != "finished" and not match.replaced:
+            self._counted[match.id] = status
+            self._counts[status] += 1
+
+    async def _refresh(self, old: Match) -> Match:
+        """Replace ``old`` by a replay of the log (the caller holds ``old.lock``)."""
+        try:
+            stored = await self.store.load(old.id)
+            if stored is None:
+                raise MatchNotFound(f"match {clip(old.id)} is no longer in the store")
+            fresh = Match.replay(stored, old.game)
+        except Exception:
+            old.stale = True
+            log.exception("reload_failed", match_id=old.id)
+            raise
+        if self.matches.get(old.id) is not old:  # evicted meanwhile: nothing to replace
+            return self._register(fresh)
+        if old.timer is not None:
+            old.timer.cancel()
+            old.timer = None
+        old.replaced, old.stale = True, False
+        # One subscriber set for both objects: a stream that holds the old one (to build its
+        # views from the immutable parts) still reaches, and leaves, the same outboxes.
+        fresh.subscribers = old.subscribers
+        del self.matches[old.id]
+        self._register(fresh)
+        snapshot = fresh.current
+        for outbox in list(fresh.subscribers):
+            outbox.push_snapshot(snapshot, resync=True)
+        log.info("match_reloaded", match_id=fresh.id, version=fresh.version)
+        return fresh
 
     async def get(self, match_id: str) -> Match:
         """A match by id, from memory or (finished and evicted) from the store."""
         if not match_id:
             raise BadRequest("match_id is required", "match_id")
         match = self.matches.get(match_id)
-        if match is None and match_id:
+        if match is not None and match.stale:
+            async with match.lock:
+                if self.matches.get(match_id) is match and match.stale:
+                    return await self._refresh(match)
+            match = self.matches.get(match_id)
+        if match is None:
             match = await self._load(match_id)
         if match is None:
-            raise MatchNotFound(f"no match {match_id[:64]!r}")
+            raise MatchNotFound(f"no match {clip(match_id)}")
         return match
+
+    def _check_request_id(self, request_id: str, minimum: int = 0) -> None:
+        if len(request_id) > self.config.max_request_id_length:
+            raise BadRequest(
+                f"request_id is longer than {self.config.max_request_id_length}", "request_id"
+            )
+        if request_id and len(request_id) < minimum:
+            raise BadRequest(
+                f"a join's request_id must be at least {minimum} random characters "
+                "(a UUID4, say): it recovers the seat's token",
+                "request_id",
+            )
 
     # ------------------------------------------------------------------ creating and joining
 
@@ -190,8 +446,14 @@ class MatchRuntime:
         options: Mapping[str, str],
         move_clock_ms: int = 0,
         presets: Sequence[Sequence[str]] = (),
-    ) -> Match:
-        """A new match waiting for its seats, with a fresh secret seed and its commitment."""
+        request_id: str = "",
+    ) -> Created:
+        """A new match waiting for its seats, with a fresh secret seed and its commitment.
+
+        With a ``request_id``, the same request again gets the same match (duplicate=True),
+        also after a restart; other parameters under that id are RequestIdReused.
+        """
+        self._check_request_id(request_id)
         game = get_game(game_id)
         canonical = game.info.canonical_options(options)
         # The engine validates the seat count and any preset decks; nothing is stored first.
@@ -203,9 +465,6 @@ class MatchRuntime:
                 f"{self.config.max_move_clock_ms}",
                 "move_clock_ms",
             )
-        live = sum(1 for m in self.matches.values() if m.outcome is None)
-        if live >= self.config.max_live_matches:
-            raise LimitExceeded("the server runs as many matches as it may", "too_many_matches")
         seed = secrets.token_bytes(32)
         created = MatchCreated(
             match_id=secrets.token_hex(8),
@@ -218,30 +477,88 @@ class MatchRuntime:
             move_clock_ms=clock_ms,
             presets=tuple(tuple(order) for order in presets),
             created_ms=self.clock.now_ms(),
+            request_id=request_id,
+            token_key=secrets.token_bytes(32),
         )
-        await self.store.create(created)
-        match = Match(created, game)
-        self.matches[created.match_id] = match
+        known = self._create_requests.get(request_id) if request_id else None
+        if known is not None:
+            return self._created_again(await self.get(known), created)
+        if self._counts["running"] >= self.config.max_live_matches:
+            raise LimitExceeded("the server runs as many matches as it may", "too_many_matches")
+        if self._counts["waiting"] >= self.config.max_waiting_matches:
+            raise LimitExceeded(
+                "as many matches as the server allows are waiting for seats",
+                "too_many_waiting_matches",
+            )
+        slot = _Slot(self._counts)  # reserved before the first await; freed if it fails
+        return await self._owned(self._create(created, game, slot), on_done=slot.release)
+
+    async def _create(self, created: MatchCreated, game: GameAny, slot: _Slot) -> Created:
+        stored = await self.store.create(created)
+        if stored.match_id != created.match_id:  # the request id made a match before
+            slot.release()
+            return self._created_again(await self.get(stored.match_id), created)
+        slot.release()  # ... and, with no await between, counted as a waiting match
+        match = self._register(Match(created, game))
         log.info(
             "match_created",
             match_id=created.match_id,
-            game=game_id,
-            seats=seats,
+            game=created.game,
+            seats=created.seats,
             commitment=created.commitment,
-            preset_deck=bool(presets),
+            preset_deck=bool(created.presets),
         )
-        return match
+        return Created(match, duplicate=False)
+
+    @staticmethod
+    def _created_again(match: Match, wanted: MatchCreated) -> Created:
+        made = match.created
+        same = (made.game, made.options, made.seats, made.move_clock_ms, made.presets) == (
+            wanted.game,
+            wanted.options,
+            wanted.seats,
+            wanted.move_clock_ms,
+            wanted.presets,
+        )
+        if not same:
+            raise RequestIdReused(
+                "this request_id already created a match with other parameters",
+                "request_id_reused",
+            )
+        return Created(match, duplicate=True)
 
     async def join(
-        self, match_id: str, seat: int | None, name: str, entropy: bytes
-    ) -> tuple[int, str]:
-        """Take a seat; returns it with its secret token. The last seat to join starts the deal."""
-        if len(name) > self.config.max_name_length:
-            raise BadRequest(f"name is longer than {self.config.max_name_length}", "name")
+        self,
+        match_id: str,
+        seat: int | None,
+        name: str,
+        entropy: bytes,
+        request_id: str = "",
+    ) -> Joined:
+        """Take a seat; returns it with its secret token. The last seat to join starts the deal.
+
+        With a ``request_id`` (at least 16 random characters: it recovers the token), the
+        same request again gets the same seat and the same token (duplicate=True), also
+        after a restart; another seat, name or entropy under that id is RequestIdReused.
+        Without one the token is random and a retry takes another seat.
+        """
+        name = clean_name(name, self.config.max_name_length)
         if len(entropy) > self.config.max_entropy_bytes:
             raise BadRequest(f"entropy is over {self.config.max_entropy_bytes} bytes", "entropy")
-        match = await self.get(match_id)
-        async with match.lock:
+        if seat is not None and seat < 0:
+            raise BadRequest("seat must not be negative", "seat")
+        self._check_request_id(request_id, JOIN_REQUEST_ID_MIN_LENGTH)
+        await self.get(match_id)  # an unknown match is answered from the caller's task
+        return await self._owned(self._join(match_id, seat, name, bytes(entropy), request_id))
+
+    async def _join(
+        self, match_id: str, seat: int | None, name: str, entropy: bytes, request_id: str
+    ) -> Joined:
+        async with self._locked(match_id) as match:
+            if request_id in match.join_requests:
+                return self._joined_again(match, seat, name, entropy, request_id)
+            if match.termination == "expired":
+                raise Refused("the match expired before its seats were filled", "match_expired")
             if match.status != "waiting" or len(match.joined) == match.created.seats:
                 raise Refused("every seat of this match is taken", "match_full")
             if seat is None:
@@ -250,20 +567,51 @@ class MatchRuntime:
                 raise BadRequest(f"seat must be below {match.created.seats}", "seat")
             elif seat in match.joined:
                 raise Refused(f"seat {seat} is taken", "seat_taken")
-            token = secrets.token_urlsafe(32)
+            folded = name.casefold()
+            if name and any(j.name.casefold() == folded for j in match.joined.values()):
+                raise Refused("another seat of this match has that name", "name_taken")
+            if request_id and not match.created.token_key:
+                raise Refused(
+                    "this match takes no join request ids; join without one", "request_id"
+                )
+            if request_id:
+                token = join_token(match.created.token_key, seat, request_id)
+            else:
+                token = secrets.token_urlsafe(32)
             now = self.clock.now_ms()
-            joined = SeatJoined(match.id, seat, name, token_hash(token), bytes(entropy), now)
+            joined = SeatJoined(match.id, seat, name, token_hash(token), entropy, now, request_id)
             if await self.store.join(joined) is not AppendStatus.COMMITTED:
+                # Taken through another process sharing the log: what this one holds is out
+                # of date. Reload, then answer from the log.
+                fresh = await self._refresh(match)
+                if request_id in fresh.join_requests:
+                    return self._joined_again(fresh, seat, name, entropy, request_id)
                 raise Refused(f"seat {seat} is taken", "seat_taken")
             match.join(joined)
             self.tokens[joined.token_hash] = (match.id, seat)
             log.info("seat_joined", match_id=match.id, seat=seat, name=name)
             if len(match.joined) == match.created.seats:
                 match.start(now)
+                self._track(match)
                 log.info("match_started", match_id=match.id, version=match.version)
                 match.publish()
                 self._arm_timer(match)
-        return seat, token
+            return Joined(seat, token, duplicate=False, preset_deck=bool(match.created.presets))
+
+    @staticmethod
+    def _joined_again(
+        match: Match, seat: int | None, name: str, entropy: bytes, request_id: str
+    ) -> Joined:
+        earlier = match.join_requests[request_id]
+        if (seat is not None and seat != earlier.seat) or (name, entropy) != (
+            earlier.name,
+            earlier.entropy,
+        ):
+            raise RequestIdReused(
+                "this request_id already took a seat with other parameters", "request_id_reused"
+            )
+        token = join_token(match.created.token_key, earlier.seat, request_id)
+        return Joined(earlier.seat, token, duplicate=True, preset_deck=bool(match.created.presets))
 
     def authenticate(self, token: str) -> tuple[str, int]:
         """The (match id, seat) a seat token belongs to, or Unauthenticated."""
@@ -287,27 +635,38 @@ class MatchRuntime:
     ) -> Ack:
         """Apply one action exactly once; see the module docstring for the path it takes.
 
-        ``on_ack`` is called with the answer before the views the action caused are
-        published (a stream queues its acknowledgement ahead of them)."""
+        ``on_ack`` is called with the acknowledgement (also a duplicate's) once the action is
+        recorded in memory and before any subscriber gets the view it caused, so a stream
+        can queue the answer ahead of that view. It runs in the runtime's task even when the
+        caller was cancelled; it must not block or raise.
+        """
         if not request_id:
             raise BadRequest("request_id is required", "request_id")
-        if len(request_id) > self.config.max_request_id_length:
-            raise BadRequest(
-                f"request_id is longer than {self.config.max_request_id_length}", "request_id"
-            )
+        self._check_request_id(request_id)
         if expected_version <= 0:
             raise BadRequest(
                 "expected_version is required (versions start at 1)", "expected_version"
             )
         match = await self.get(match_id)
         text = match.game.action_text(action)
-        async with match.lock:
+        return await self._owned(
+            self._submit(match_id, seat, expected_version, request_id, action, text, on_ack)
+        )
+
+    async def _submit(
+        self,
+        match_id: str,
+        seat: int,
+        expected_version: int,
+        request_id: str,
+        action: Any,
+        text: str,
+        on_ack: Callable[[Ack], None] | None,
+    ) -> Ack:
+        async with self._locked(match_id) as match:
             stored = match.requests.get((seat, request_id))
             if stored is not None:
-                ack = self._repeat(stored, text)
-                if on_ack is not None:
-                    on_ack(ack)
-                return ack
+                return self._acked(match, self._repeat(stored, text), on_ack)
             if match.status == "waiting":
                 raise Refused("the match has not started: seats are still joining", "not_started")
             if match.status == "finished":
@@ -325,6 +684,15 @@ class MatchRuntime:
             )
         return Ack(stored.seq, stored.seq + 1, duplicate=True)
 
+    @staticmethod
+    def _acked(match: Match, ack: Ack, on_ack: Callable[[Ack], None] | None) -> Ack:
+        if on_ack is not None:
+            try:
+                on_ack(ack)
+            except Exception:
+                log.exception("on_ack_failed", match_id=match.id, seq=ack.seq)
+        return ack
+
     async def _commit(
         self,
         match: Match,
@@ -335,7 +703,10 @@ class MatchRuntime:
         clock_default: bool,
         on_ack: Callable[[Ack], None] | None = None,
     ) -> Ack:
-        """Apply, make durable, advance, publish. The caller holds the match lock."""
+        """Apply, make durable, advance, acknowledge, finish, publish, arm the clock.
+
+        The caller holds the match lock and runs in a task of the runtime.
+        """
         state = match.game.apply(match.state, seat, action)
         row = ActionRow(
             match_id=match.id,
@@ -346,18 +717,23 @@ class MatchRuntime:
             server_ms=self.clock.now_ms(),
             clock_default=clock_default,
         )
-        result = await self.store.append(row)
+        result = await self.store.append(row)  # raises: memory unchanged, the caller told
         if result.status is AppendStatus.DUPLICATE and result.existing is not None:
+            # Stored before, yet unknown here: the log is ahead of this object. Answer from
+            # the log, and replay it so the next request meets the current match.
             ack = self._repeat(result.existing, text)
-            if on_ack is not None:
-                on_ack(ack)
-            return ack
-        if result.status is AppendStatus.CONFLICT:
-            # Another writer took this seq (only possible with a shared store): what we
-            # hold is out of date. Drop it; the next access replays the log.
-            self.matches.pop(match.id, None)
+            with contextlib.suppress(Exception):
+                await self._refresh(match)
+            return self._acked(match, ack, on_ack)
+        if result.status is not AppendStatus.COMMITTED:
+            # Another writer took this seq (only possible with a shared store): replay the
+            # log into a fresh object that keeps this one's subscribers.
+            with contextlib.suppress(Exception):
+                await self._refresh(match)
             raise StaleVersion("the match moved on; resync and choose again", "conflict")
         match.record(row, state)
+        match.failures = 0
+        self._track(match)
         log.info(
             "action_accepted",
             match_id=match.id,
@@ -365,77 +741,161 @@ class MatchRuntime:
             seq=row.seq,
             clock_default=clock_default,
         )
-        ack = Ack(row.seq, match.version, duplicate=False)
-        if on_ack is not None:
-            on_ack(ack)
+        ack = self._acked(match, Ack(row.seq, match.version, duplicate=False), on_ack)
         if match.outcome is not None:
-            await self._finish(match)
+            try:
+                await self._store_finish(match)
+            except Exception:
+                # The action is durable and acknowledged; the timer retries the finish row.
+                match.failures += 1
+                log.exception("finish_failed", match_id=match.id)
         match.publish()
         self._arm_timer(match)
         return ack
 
-    async def _finish(self, match: Match) -> None:
-        finished = MatchFinished(match.id, self.clock.now_ms(), match.final_hash())
+    async def _store_finish(self, match: Match) -> None:
+        """Store the finished row of a match whose outcome is known (raises on failure)."""
+        finished = MatchFinished(
+            match.id, self.clock.now_ms(), match.final_hash(), match.termination
+        )
         await self.store.finish(finished)
         match.finished = finished
+        match.failures = 0
         outcome = match.outcome
         log.info(
             "match_finished",
             match_id=match.id,
+            termination=match.termination,
             scores=list(outcome.scores) if outcome else [],
             actions=len(match.actions),
         )
         self._schedule_eviction(match)
 
+    async def _end(self, match: Match, termination: str) -> None:
+        """End a match early: the finished row first, then memory (the lock is held)."""
+        finished = MatchFinished(match.id, self.clock.now_ms(), match.final_hash(), termination)
+        await self.store.finish(finished)
+        match.end(termination)
+        match.finished = finished
+        match.failures = 0
+        self._track(match)
+        if termination == "expired":
+            for joined in match.joined.values():
+                self.tokens.pop(joined.token_hash, None)
+        log.info(
+            "match_ended",
+            match_id=match.id,
+            termination=termination,
+            seats_joined=len(match.joined),
+            actions=len(match.actions),
+        )
+        match.publish()
+        self._arm_timer(match)
+        self._schedule_eviction(match)
+
     # ------------------------------------------------------------------ clocks
 
+    def _join_deadline(self, match: Match) -> int:
+        return match.created.created_ms + int(self.config.join_timeout_s * 1000)
+
     def _arm_timer(self, match: Match) -> None:
+        """Schedule the match's next timed event: a retry after failures, the join
+        deadline, the earliest move deadline, or the retry of a missing finish row."""
         if match.timer is not None:
             match.timer.cancel()
             match.timer = None
-        if self._closing or match.status != "running":
+        if self._closing or match.replaced:
             return
-        deadlines = [match.deadline(s) for s in match.to_act()]
-        if not deadlines:
+        now = self.clock.now_ms()
+        if match.failures:
+            delay = backoff_s(match.failures)
+        elif match.status == "waiting":
+            delay = max(0.0, (self._join_deadline(match) - now) / 1000)
+        elif match.status == "running":
+            deadlines = [match.deadline(s) for s in match.to_act()]
+            if not deadlines:
+                return
+            delay = max(0.0, (min(deadlines) - now) / 1000)
+        elif match.finished is None:
+            delay = backoff_s(1)
+        else:
             return
-        delay = max(0.0, (min(deadlines) - self.clock.now_ms()) / 1000)
         loop = asyncio.get_running_loop()
-        match.timer = loop.call_later(delay, self._on_deadline, match)
+        match.timer = loop.call_later(delay, self._on_deadline, match.id)
 
-    def _on_deadline(self, match: Match) -> None:
-        task = asyncio.ensure_future(self._expire(match))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _on_deadline(self, match_id: str) -> None:
+        if self._closing:
+            return
+        task = asyncio.get_running_loop().create_task(self._expire(match_id))
+        self._keep(task)
 
-    async def _expire(self, match: Match) -> None:
-        """Play the documented default move for every seat whose clock has run out."""
+    async def _expire(self, match_id: str) -> None:
+        """The match's timer went off: expire it, play defaults, abandon it, or retry a
+        write that failed. Any failure is logged and retried with a backoff."""
+        if self._closing or match_id not in self.matches:
+            return
         try:
-            async with match.lock:
-                while match.status == "running" and not self._closing:
-                    now = self.clock.now_ms()
-                    overdue = [s for s in match.to_act() if 0 < match.deadline(s) <= now]
-                    if not overdue:
-                        break
-                    seat = overdue[0]
-                    action = match.game.default_action(match.state, seat)
-                    request_id = f"clock:{match.version}:{match.deadline(seat)}"
-                    log.info("clock_expired", match_id=match.id, seat=seat, seq=match.version)
-                    await self._commit(
-                        match,
-                        seat,
-                        action,
-                        match.game.action_text(action),
-                        request_id,
-                        clock_default=True,
-                    )
+            async with self._locked(match_id) as match:
+                if match.finished is not None or self._closing:
+                    return
+                await self._run_clock(match)
+                match.failures = 0
                 self._arm_timer(match)
+        except StaleVersion:
+            # A conflict: the log was replayed into a fresh object with its own timer.
+            log.info("clock_conflict", match_id=match_id)
+            live = self.matches.get(match_id)
+            if live is not None and live.stale:
+                live.failures += 1
+                self._arm_timer(live)
         except Exception:
-            log.exception("clock_failed", match_id=match.id)
+            live = self.matches.get(match_id)
+            if live is not None and live.finished is None:
+                live.failures += 1
+                log.exception("clock_failed", match_id=match_id, failures=live.failures)
+                self._arm_timer(live)
+            else:
+                log.exception("clock_failed", match_id=match_id)
+
+    async def _run_clock(self, match: Match) -> None:
+        now = self.clock.now_ms()
+        if match.status == "waiting":
+            if now >= self._join_deadline(match):
+                await self._end(match, "expired")
+            return
+        limit = self.config.abandon_after_periods
+        while match.status == "running" and not self._closing:
+            if limit and match.idle_periods >= limit:
+                break
+            now = self.clock.now_ms()
+            overdue = [s for s in match.to_act() if 0 < match.deadline(s) <= now]
+            if not overdue:
+                break
+            seat = overdue[0]
+            action = match.game.default_action(match.state, seat)
+            log.info("clock_expired", match_id=match.id, seat=seat, seq=match.version)
+            await self._commit(
+                match,
+                seat,
+                action,
+                match.game.action_text(action),
+                clock_request_id(match.version, match.deadline(seat)),
+                clock_default=True,
+            )
+        if limit and match.status == "running" and match.idle_periods >= limit:
+            await self._end(match, "abandoned")
+        if match.outcome is not None and match.finished is None:
+            await self._store_finish(match)
 
     # ------------------------------------------------------------------ streams
 
+    def _live(self, match: Match) -> Match:
+        """The object that now stands for ``match`` (a reload may have replaced it)."""
+        return self.matches.get(match.id) or match
+
     def subscribe(self, match: Match, seat: int | None, since_version: int) -> Outbox:
         """An outbox that receives the backlog after ``since_version`` and then every version."""
+        match = self._live(match)
         same = [o for o in match.subscribers if o.seat == seat]
         limit = self.config.max_spectators if seat is None else self.config.max_subscribers_per_seat
         if len(same) >= limit:
@@ -447,10 +907,10 @@ class MatchRuntime:
         match.subscribers.add(outbox)
         return outbox
 
-    @staticmethod
-    def unsubscribe(match: Match, outbox: Outbox) -> None:
+    def unsubscribe(self, match: Match, outbox: Outbox) -> None:
         """Stop sending to an outbox."""
         match.subscribers.discard(outbox)
+        self._live(match).subscribers.discard(outbox)
 
     # ------------------------------------------------------------------ memory
 
@@ -462,12 +922,15 @@ class MatchRuntime:
 
     def _evict(self, match_id: str) -> None:
         match = self.matches.get(match_id)
-        if match is None:
+        if match is None or match.finished is None:
             return
         if match.subscribers:  # someone still watches: look again later
             self._schedule_eviction(match)
             return
         del self.matches[match_id]
+        self._track(match)
+        if self._create_requests.get(match.created.request_id) == match_id:
+            del self._create_requests[match.created.request_id]
         for joined in match.joined.values():
             self.tokens.pop(joined.token_hash, None)
 

@@ -4,6 +4,11 @@ Anyone holding a record can check that the server dealt fairly and played it str
 the revealed seed matches the commitment published at creation, the shuffle key is the
 documented HMAC of that seed with the seats' entropy, every recorded action was legal when
 it was played, and the final state hashes to the published value.
+
+A match the server ended as "abandoned" (its clock ran out period after period with nobody
+acting) has a record too: its actions replay to a state the rules have not finished, and
+that state hashes to the published value. A record claiming abandonment whose actions do
+finish the match does not verify, nor does any other termination the rules did not reach.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class RecordedMatch:
     presets: Sequence[Sequence[str]]
     actions: Sequence[tuple[int, str]]  # (seat, action text) in log order
     final_hash: str
+    termination: str = "normal"  # the record's Outcome.termination
 
 
 def replay(record: RecordedMatch) -> Any:
@@ -52,7 +58,14 @@ def verify(record: RecordedMatch) -> list[str]:
     except EngineError as exc:
         return [*problems, f"the recorded actions do not replay: {exc.message}"]
     game = get_game(record.game)
-    if game.outcome(state) is None:
+    finished = game.outcome(state) is not None
+    termination = record.termination or "normal"  # older records leave it empty
+    if termination == "abandoned":
+        if finished:
+            problems.append("the record claims abandonment but its actions finish the match")
+    elif termination != "normal":
+        problems.append(f"a record cannot verify with termination {termination[:32]!r}")
+    elif not finished:
         problems.append("the recorded actions do not finish the match")
     if hashlib.sha256(game.encode(state)).hexdigest() != record.final_hash:
         problems.append("the replayed final state does not match the published hash")

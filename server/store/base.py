@@ -14,7 +14,7 @@ request_id)``), so two seats that happen to pick the same id never see each othe
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from os import PathLike
 from typing import Protocol
@@ -34,6 +34,13 @@ class MatchCreated:
     move_clock_ms: int
     presets: tuple[tuple[str, ...], ...]
     created_ms: int
+    request_id: str = ""
+    """The creator's request id ("" for none): unique among matches, so a retried
+    CreateMatch finds the match it made."""
+    token_key: bytes = field(default=b"", repr=False)
+    """A per-match secret (32 random bytes) from which the tokens of joins that carry a
+    request id are derived, so a retried JoinMatch gets the same token. Never logged, never
+    in a record, view or summary."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +53,8 @@ class SeatJoined:
     token_hash: bytes
     entropy: bytes
     joined_ms: int
+    request_id: str = ""
+    """The joiner's request id ("" for none): unique within the match."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +77,10 @@ class MatchFinished:
     match_id: str
     finished_ms: int
     final_hash: str
+    termination: str = "normal"
+    """"normal" (the rules ended it), "expired" (seats never filled: no final state, the
+    hash is empty) or "abandoned" (the clock ran out repeatedly with nobody acting: the hash
+    is that of the state reached)."""
 
 
 class AppendStatus(StrEnum):
@@ -99,12 +112,14 @@ class MatchLog:
 class MatchStore(Protocol):
     """Where match logs live. Every write is durable when its coroutine returns."""
 
-    async def create(self, created: MatchCreated) -> None:
-        """Store a new match."""
+    async def create(self, created: MatchCreated) -> MatchCreated:
+        """Store a new match; returns the stored creation row: ``created`` itself, or the
+        earlier match made with the same non-empty ``request_id`` (then nothing is stored)."""
         ...
 
     async def join(self, joined: SeatJoined) -> AppendStatus:
-        """Store a seat; CONFLICT when that seat was already taken."""
+        """Store a seat; CONFLICT when that seat was already taken, or when the match
+        already has a seat joined with the same non-empty ``request_id``."""
         ...
 
     async def append(self, row: ActionRow) -> AppendResult:

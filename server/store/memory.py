@@ -24,19 +24,27 @@ class MemoryStore:
         self._actions: dict[str, list[ActionRow]] = {}
         self._requests: dict[tuple[str, int, str], ActionRow] = {}
         self._finished: dict[str, MatchFinished] = {}
+        self._create_requests: dict[str, str] = {}  # request id -> match id
 
-    async def create(self, created: MatchCreated) -> None:
-        """Store a new match."""
+    async def create(self, created: MatchCreated) -> MatchCreated:
+        """Store a new match, or return the one made before with the same request id."""
+        if created.request_id in self._create_requests:
+            return self._created[self._create_requests[created.request_id]]
         if created.match_id in self._created:
             raise ValueError(f"match {created.match_id} exists")
         self._created[created.match_id] = created
         self._seats[created.match_id] = {}
         self._actions[created.match_id] = []
+        if created.request_id:
+            self._create_requests[created.request_id] = created.match_id
+        return created
 
     async def join(self, joined: SeatJoined) -> AppendStatus:
-        """Store a seat unless it is taken."""
+        """Store a seat unless it is taken or its request id was used in this match."""
         seats = self._seats[joined.match_id]
         if joined.seat in seats:
+            return AppendStatus.CONFLICT
+        if joined.request_id and any(s.request_id == joined.request_id for s in seats.values()):
             return AppendStatus.CONFLICT
         seats[joined.seat] = joined
         return AppendStatus.COMMITTED

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import queue
+import secrets
 import sqlite3
 import threading
 import time
@@ -50,7 +51,10 @@ CREATE TABLE IF NOT EXISTS matches (
     presets       TEXT NOT NULL,
     created_ms    INTEGER NOT NULL,
     finished_ms   INTEGER,
-    final_hash    TEXT
+    final_hash    TEXT,
+    request_id    TEXT,
+    token_key     BLOB,
+    termination   TEXT
 );
 CREATE TABLE IF NOT EXISTS seats (
     match_id   TEXT NOT NULL REFERENCES matches(match_id),
@@ -59,6 +63,7 @@ CREATE TABLE IF NOT EXISTS seats (
     token_hash BLOB NOT NULL,
     entropy    BLOB NOT NULL,
     joined_ms  INTEGER NOT NULL,
+    request_id TEXT,
     PRIMARY KEY (match_id, seat)
 );
 CREATE TABLE IF NOT EXISTS actions (
@@ -74,6 +79,66 @@ CREATE TABLE IF NOT EXISTS actions (
 );
 CREATE INDEX IF NOT EXISTS matches_unfinished ON matches(finished_ms, created_ms);
 """
+
+SCHEMA_VERSION = 2
+"""``PRAGMA user_version`` of a file this code wrote. 0 or 1: the first schema (no request
+ids, token keys or terminations), brought up to date by :func:`migrate`."""
+
+INDEXES = """
+CREATE UNIQUE INDEX IF NOT EXISTS matches_request ON matches(request_id)
+    WHERE request_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS seats_request ON seats(match_id, request_id)
+    WHERE request_id IS NOT NULL;
+"""
+
+_ADDED_COLUMNS = (
+    ("matches", "request_id", "TEXT"),
+    ("matches", "token_key", "BLOB"),
+    ("matches", "termination", "TEXT"),
+    ("seats", "request_id", "TEXT"),
+)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Create the schema in a new file, or bring an older file's schema up to date.
+
+    Runs in one transaction that holds the write lock, so two stores opening one file never
+    both migrate it. Version 2 adds the request id and token key of a match, the request id
+    of a seat and the termination of a finished match; every match created before gets a
+    fresh token key (its seats joined without request ids, so no token derives from it).
+    A file written by a newer schema is refused rather than guessed at.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(
+                f"schema version {version} is newer than this server's {SCHEMA_VERSION}"
+            )
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        if version < SCHEMA_VERSION:
+            for table, column, kind in _ADDED_COLUMNS:
+                present = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+                if column not in present:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            keyless = conn.execute("SELECT match_id FROM matches WHERE token_key IS NULL")
+            for (match_id,) in keyless.fetchall():
+                conn.execute(
+                    "UPDATE matches SET token_key=? WHERE match_id=?",
+                    (secrets.token_bytes(32), match_id),
+                )
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        for statement in INDEXES.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
 
 _STOP = object()
 MAX_BATCH = 1024
@@ -142,7 +207,7 @@ class SqliteStore:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
-        conn.executescript(SCHEMA)
+        migrate(conn)
         return conn
 
     def _run(self) -> None:
@@ -281,13 +346,25 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ the protocol
 
-    async def create(self, created: MatchCreated) -> None:
-        """Store a new match."""
+    async def create(self, created: MatchCreated) -> MatchCreated:
+        """Store a new match, or return the one made before with the same request id."""
 
-        def operation(conn: sqlite3.Connection) -> None:
+        def operation(conn: sqlite3.Connection) -> MatchCreated:
+            if created.request_id:
+                # The writer thread runs one operation at a time inside a transaction that
+                # holds the file's write lock: nothing can come between this look-up and the
+                # insert (and the unique index stands behind it).
+                found = conn.execute(
+                    "SELECT match_id FROM matches WHERE request_id=?", (created.request_id,)
+                ).fetchone()
+                if found is not None:
+                    stored = _load(conn, found[0])
+                    assert stored is not None
+                    return stored.created
             conn.execute(
                 "INSERT INTO matches (match_id, game, rules_version, options, seats, server_seed,"
-                " commitment, move_clock_ms, presets, created_ms) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " commitment, move_clock_ms, presets, created_ms, request_id, token_key)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     created.match_id,
                     created.game,
@@ -299,18 +376,21 @@ class SqliteStore:
                     created.move_clock_ms,
                     _to_json(created.presets),
                     created.created_ms,
+                    created.request_id or None,
+                    created.token_key,
                 ),
             )
+            return created
 
-        await self._submit(operation)
+        return await self._submit(operation)
 
     async def join(self, joined: SeatJoined) -> AppendStatus:
         """Store a seat unless it is taken."""
 
         def operation(conn: sqlite3.Connection) -> AppendStatus:
             cursor = conn.execute(
-                "INSERT INTO seats (match_id, seat, name, token_hash, entropy, joined_ms)"
-                " VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                "INSERT INTO seats (match_id, seat, name, token_hash, entropy, joined_ms,"
+                " request_id) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                 (
                     joined.match_id,
                     joined.seat,
@@ -318,6 +398,7 @@ class SqliteStore:
                     joined.token_hash,
                     joined.entropy,
                     joined.joined_ms,
+                    joined.request_id or None,
                 ),
             )
             return AppendStatus.COMMITTED if cursor.rowcount == 1 else AppendStatus.CONFLICT
@@ -368,9 +449,14 @@ class SqliteStore:
 
         def operation(conn: sqlite3.Connection) -> None:
             conn.execute(
-                "UPDATE matches SET finished_ms=?, final_hash=? WHERE match_id=?"
+                "UPDATE matches SET finished_ms=?, final_hash=?, termination=? WHERE match_id=?"
                 " AND finished_ms IS NULL",
-                (finished.finished_ms, finished.final_hash, finished.match_id),
+                (
+                    finished.finished_ms,
+                    finished.final_hash,
+                    finished.termination,
+                    finished.match_id,
+                ),
             )
 
         await self._submit(operation)
@@ -606,7 +692,8 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
 def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
     row = conn.execute(
         "SELECT game, rules_version, options, seats, server_seed, commitment, move_clock_ms,"
-        " presets, created_ms, finished_ms, final_hash FROM matches WHERE match_id=?",
+        " presets, created_ms, finished_ms, final_hash, request_id, token_key, termination"
+        " FROM matches WHERE match_id=?",
         (match_id,),
     ).fetchone()
     if row is None:
@@ -623,6 +710,9 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
         created_ms,
         finished_ms,
         final_hash,
+        request_id,
+        token_key,
+        termination,
     ) = row
     created = MatchCreated(
         match_id=match_id,
@@ -635,12 +725,16 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
         move_clock_ms=clock,
         presets=_from_json(presets),
         created_ms=created_ms,
+        request_id=request_id or "",
+        token_key=bytes(token_key or b""),
     )
     joined = tuple(
-        SeatJoined(match_id, s, name, bytes(token_hash), bytes(entropy), joined_ms)
-        for s, name, token_hash, entropy, joined_ms in conn.execute(
-            "SELECT seat, name, token_hash, entropy, joined_ms FROM seats WHERE match_id=?"
-            " ORDER BY seat",
+        SeatJoined(
+            match_id, s, name, bytes(token_hash), bytes(entropy), joined_ms, seat_request or ""
+        )
+        for s, name, token_hash, entropy, joined_ms, seat_request in conn.execute(
+            "SELECT seat, name, token_hash, entropy, joined_ms, request_id FROM seats"
+            " WHERE match_id=? ORDER BY seat",
             (match_id,),
         )
     )
@@ -652,5 +746,9 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
             (match_id,),
         )
     )
-    finished = MatchFinished(match_id, finished_ms, final_hash) if finished_ms is not None else None
+    finished = (
+        MatchFinished(match_id, finished_ms, final_hash or "", termination or "normal")
+        if finished_ms is not None
+        else None
+    )
     return MatchLog(created, joined, actions, finished)

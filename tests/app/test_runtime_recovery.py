@@ -14,8 +14,8 @@ from speeltafel.server.store.memory import MemoryStore
 async def test_a_match_logged_under_other_rules_does_not_stop_recovery() -> None:
     store = MemoryStore()
     first = MatchRuntime(store)
-    good = await first.create_match("take5", 2, {})
-    old = await first.create_match("take5", 2, {})
+    good = (await first.create_match("take5", 2, {})).match
+    old = (await first.create_match("take5", 2, {})).match
     for seat in range(2):
         await first.join(good.id, seat, f"g{seat}", b"")
         await first.join(old.id, seat, f"o{seat}", b"")

@@ -19,7 +19,7 @@ async def test_a_stale_runtime_loses_the_race_and_replays(tmp_path: Path) -> Non
     store_a, store_b = SqliteStore(path), SqliteStore(path)
     a, b = MatchRuntime(store_a), MatchRuntime(store_b)
     try:
-        created = await a.create_match("take5", 2, {})
+        created = (await a.create_match("take5", 2, {})).match
         for seat in range(2):
             await a.join(created.id, seat, f"s{seat}", b"")
         cached_by_b = await b.get(created.id)  # b replays the log: version 1
