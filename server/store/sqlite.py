@@ -260,8 +260,10 @@ class SqliteStore:
     def _commit_batch(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
         results: list[tuple[bool, Any]] = []
         changes = conn.total_changes
+        begun = False
         try:
             conn.execute("BEGIN IMMEDIATE")
+            begun = True
             for operation, _future, _loop in batch:
                 # Every operation writes with a single statement, which SQLite applies whole
                 # or not at all: one that fails leaves the rest of the batch intact.
@@ -281,6 +283,10 @@ class SqliteStore:
             cause = unavailable_cause(exc)
             if cause is None:
                 results = [(False, exc)] * len(batch)
+            elif not begun:
+                # No write lock at all (a read-only file): reads can still be answered.
+                self._set_writable(False)
+                results = _one_by_one(conn, batch)
             else:
                 results = [(False, _unavailable(cause, exc)) for _ in batch]
                 self._set_writable(False)
@@ -514,6 +520,22 @@ def _run_raw(conn: sqlite3.Connection, sql: str) -> tuple[bool, Any]:
         return True, conn.execute(sql).fetchall()
     except Exception as exc:
         return False, exc
+
+
+def _one_by_one(conn: sqlite3.Connection, batch: list[Any]) -> list[tuple[bool, Any]]:
+    """Each operation in its own deferred transaction: reads go on while writes are refused."""
+    results: list[tuple[bool, Any]] = []
+    for operation, _future, _loop in batch:
+        try:
+            conn.execute("BEGIN")
+            value = operation(conn)
+            conn.execute("COMMIT")
+            results.append((True, value))
+        except Exception as exc:
+            _rollback(conn)
+            cause = unavailable_cause(exc)
+            results.append((False, exc if cause is None else _unavailable(cause, exc)))
+    return results
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

@@ -330,6 +330,9 @@ async def test_read_only_database_refuses_every_write_until_lifted(store: Sqlite
         assert caught.value.cause == "SQLITE_READONLY"
     await listener.wait_for(False)
     assert not store.writable
+    stored = await store.load("m1")  # reads go on without the write lock
+    assert stored is not None and stored.actions == () and len(stored.seats) == 2
+    assert await store.unfinished() == ["m1"]
     await asyncio.sleep(1.2)
     assert not store.writable  # the probe is refused too
 
