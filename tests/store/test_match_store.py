@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,38 @@ async def test_sqlite_group_commits_concurrent_appends(tmp_path: Path) -> None:
             assert log is not None and log.actions == (row(1, match_id=f"m{m}"),)
     finally:
         await reopened.close()
+
+
+async def test_create_by_request_id_returns_the_first_match(store: MatchStore) -> None:
+    first = replace(created("m1"), request_id="req-1", token_key=b"k" * 32)
+    assert await store.create(first) == first
+    # The same request id again: the first match comes back, nothing new is stored.
+    assert await store.create(replace(created("m2"), request_id="req-1")) == first
+    assert await store.load("m2") is None
+    # No request id never collides.
+    assert await store.create(created("m3")) == created("m3")
+    assert await store.create(created("m4")) == created("m4")
+    log = await store.load("m1")
+    assert log is not None and log.created == first
+    assert await store.unfinished() == ["m1", "m3", "m4"]
+
+
+async def test_a_join_request_id_is_taken_once_per_match(store: MatchStore) -> None:
+    await store.create(created("m1"))
+    await store.create(replace(created("m2"), match_id="m2"))
+    joined = SeatJoined("m1", 0, "a", b"1", b"", 1, "join-request-0001")
+    assert await store.join(joined) is AppendStatus.COMMITTED
+    again = SeatJoined("m1", 1, "a", b"2", b"", 2, "join-request-0001")
+    assert await store.join(again) is AppendStatus.CONFLICT
+    # Another match may see the same id.
+    elsewhere = SeatJoined("m2", 1, "a", b"3", b"", 3, "join-request-0001")
+    assert await store.join(elsewhere) is AppendStatus.COMMITTED
+    log = await store.load("m1")
+    assert log is not None and log.seats == (joined,)
+
+
+async def test_the_termination_is_stored(store: MatchStore) -> None:
+    await store.create(created("m1"))
+    await store.finish(MatchFinished("m1", 50, "h1", "abandoned"))
+    log = await store.load("m1")
+    assert log is not None and log.finished == MatchFinished("m1", 50, "h1", "abandoned")
