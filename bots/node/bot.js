@@ -258,7 +258,37 @@ class Bot {
       this.log('reconnecting since version', this.lastVersion);
     }
     if (this.pending !== null && !this.probe) await this.settle();
-    return this.report();
+    const problems = await this.verify();
+    return { ...this.report(), verified: problems.length === 0, problems };
+  }
+
+  // After the end: the record reveals the seed. Check it against the commitment every view
+  // carried, and find each of our acknowledged actions at its seq. (A full replay of the
+  // deal needs the game's rules: speeltafel.server.engine.verify does that in Python.)
+  async verify() {
+    let record = null;
+    for (let attempt = 1; record === null; attempt++) {
+      try {
+        record = (await retrying(this.client, 'GetMatchRecord', { match_id: this.matchId })).record;
+      } catch (err) {
+        // not_finished: the server is still storing the end; anything else: no record.
+        if (richError(err).reason !== 'not_finished' || attempt >= 10) return [`no record: ${err.details}`];
+        await sleep(100 * attempt);
+      }
+    }
+    const problems = [];
+    const seed = crypto.createHash('sha256').update(record.server_seed).digest('hex');
+    if (seed !== record.commitment || seed !== this.final.commitment) {
+      problems.push('the revealed seed does not match the published commitment');
+    }
+    const bySeq = new Map(record.actions.map((a) => [Number(a.seq), a]));
+    for (const { seq } of this.acked) {
+      const recorded = bySeq.get(seq);
+      if (!recorded || recorded.seat !== this.seat) problems.push(`our action ${seq} is not in the record`);
+    }
+    const ours = record.actions.filter((a) => a.seat === this.seat && !a.clock_default).length;
+    if (ours !== this.acked.length) problems.push(`the record holds ${ours} of our actions, we had ${this.acked.length} acknowledged`);
+    return problems;
   }
 
   // One Play stream: subscribe from the last version seen, re-send the action in flight
@@ -324,17 +354,23 @@ class Bot {
         const sub = response.subscribed;
         this.log('subscribed at version', sub.version, sub.status);
         // Resubscribed after the end with since_version = the final version: nothing follows.
-        if (sub.status === 'MATCH_STATUS_FINISHED' && Number(sub.version) === this.lastVersion && this.latest) {
-          this.final = this.latest;
+        // If the last view we saw is not the final one (a match ended early keeps its
+        // version), ask for a fresh snapshot: subscribe again from 0.
+        if (sub.status === 'MATCH_STATUS_FINISHED' && Number(sub.version) === this.lastVersion) {
+          if (this.latest && this.latest.status === 'MATCH_STATUS_FINISHED') this.final = this.latest;
+          else this.lastVersion = 0;
           call.end();
+          return;
         }
-        return;
+        break;
       }
       case 'view': {
         const view = response.view;
         const version = Number(view.version); // uint64 as a string: versions fit in 2^53
         if (response.resync) this.stats.resyncs += 1;
-        if (version <= this.lastVersion && !response.resync && this.latest !== null) return;
+        // Never move backwards. The same version may come again (a match ended early by
+        // the server, or clocks extended after a restart): the newer view replaces it.
+        if (version < this.lastVersion && !response.resync) return;
         this.views += 1;
         this.lastVersion = version;
         this.latest = view;
@@ -472,4 +508,5 @@ async function main() {
   }
 }
 
-main();
+if (require.main === module) main();
+module.exports = { Bot, richError, protoFields, seatMetadata, v1 };

@@ -139,6 +139,8 @@ async def test_node_bot_plays_a_take5_seat_against_the_python_sdk(node_bot: list
     assert report["final_version"] == summary.version == final.version, log
     assert report["outcome"]["termination"] == "normal"
     assert report["outcome"]["scores"] == list(record.outcome.scores)
+    # It checked the record itself: the revealed seed against the commitment, its actions.
+    assert report["verified"] is True, report["problems"]
 
     # It lost its stream once and resumed; the re-sent acknowledged action came back as a
     # duplicate (not applied again).
