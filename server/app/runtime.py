@@ -262,7 +262,7 @@ class MatchRuntime:
         count = 0
         for match_id in await self.store.unfinished():
             try:
-                match = await self._load(match_id)
+                match = await self._load(match_id, arm=False)  # armed once its clocks are set
             except Exception:
                 # One match that cannot be rebuilt (say, logged under rules this server no
                 # longer has) must not keep every other match from resuming.
@@ -340,16 +340,16 @@ class MatchRuntime:
 
     # ------------------------------------------------------------------ memory of matches
 
-    async def _load(self, match_id: str) -> Match | None:
+    async def _load(self, match_id: str, arm: bool = True) -> Match | None:
         stored = await self.store.load(match_id)
         if stored is None:
             return None
         existing = self.matches.get(match_id)
         if existing is not None:  # loaded meanwhile by another caller
             return existing
-        return self._register(Match.replay(stored, get_game(stored.created.game)))
+        return self._register(Match.replay(stored, get_game(stored.created.game)), arm)
 
-    def _register(self, match: Match) -> Match:
+    def _register(self, match: Match, arm: bool = True) -> Match:
         """Keep ``match`` in memory (unless one with its id already is) and run its timer."""
         existing = self.matches.get(match.id)
         if existing is not None:
@@ -359,7 +359,7 @@ class MatchRuntime:
         self._track(match)
         if match.finished is not None:
             self._schedule_eviction(match)
-        else:
+        elif arm:
             self._arm_timer(match)
         return match
 
