@@ -65,6 +65,10 @@ from speeltafel.server.engine.registry import GAMES
 from speeltafel.server.rpc.errors import bearer_token, status_for
 
 CreatePolicy = Literal["open", "token"]
+MAX_STREAMS_PER_CONNECTION = 256
+"""HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS`` of the server (``grpc.max_concurrent_streams``):
+calls one connection may have in flight, streams and unary alike; a client's further
+calls wait in its own channel, costing the server nothing."""
 ORGANISER_TOKEN_ENV = "SPEELTAFEL_ORGANISER_TOKEN"
 CREATE_MATCH = "/speeltafel.v1.MatchService/CreateMatch"
 EXEMPT_PREFIXES = ("/speeltafel.v1.Diagnostics",)  # Diagnostics and DiagnosticsService
@@ -85,9 +89,10 @@ class LimitsConfig:
     """Every fairness limit of the server (see the module docstring for what each does).
 
     The numbers are chosen against ``maximum_concurrent_rpcs`` (4,096 in server.py): streams
-    may take at most half of that pool and unary calls a quarter, so whatever one peer, one
-    token or one address holds, at least a quarter of the pool stays free, and per-peer caps
-    times a few peers (8 channels x 256 streams) cannot empty it.
+    may take at most half of that pool, unary calls and held refusals 768 each, so 512
+    slots always stay free whatever the clients hold, and per-peer caps times a few peers
+    (8 channels x 256 streams) cannot empty it. HTTP/2 itself caps one connection at
+    :data:`MAX_STREAMS_PER_CONNECTION` calls in flight (the client queues the rest).
     """
 
     max_streams_total: int = 2048
@@ -101,23 +106,33 @@ class LimitsConfig:
     """Open streams of one token: a seat needs one Play stream, and briefly a second one
     while it reconnects (the runtime's own cap of subscribed streams per seat is lower and
     speaks first for subscribed streams; this one also counts streams that never subscribe)."""
-    max_unary_total: int = 1024
-    """Unary calls in progress over every client; a quarter of ``maximum_concurrent_rpcs``."""
+    max_unary_total: int = 768
+    """Unary calls in progress over every client."""
+    max_parked_total: int = 768
+    """Refused unary calls whose answer is held back (see ``max_park_s``) over every client;
+    with the stream and unary caps, 3,584 of the 4,096 slots of ``maximum_concurrent_rpcs``:
+    512 always stay free. Over it, refusals are answered at once."""
+    max_park_s: float = 1.0
+    """A refused unary call (``rate_limited``, ``too_many_calls``) is answered after its retry
+    delay, at most this long, instead of at once: a flooding client that waits for its
+    answers is slowed to its concurrency per delay, and a held answer costs the server one
+    timer. With at most :data:`MAX_STREAMS_PER_CONNECTION` calls in flight per connection
+    (HTTP/2), one channel cannot turn refusals into a flood."""
     max_unary_per_peer: int = 128
     """Unary calls in progress on one connection."""
     max_unary_per_ip: int = 256
     """Unary calls in progress from one non-loopback IP address."""
     max_unary_per_token: int = 16
     """Unary calls in progress with one token (a seat needs one or two)."""
-    unary_rate_per_peer: float = 1000.0
+    unary_rate_per_peer: float = 250.0
     """Unary cost units per second one connection may spend (an ordinary call costs 1)."""
-    unary_burst_per_peer: float = 2000.0
+    unary_burst_per_peer: float = 1000.0
     """How many cost units a connection may spend at once after being idle."""
-    unary_rate_per_ip: float = 4000.0
+    unary_rate_per_ip: float = 1000.0
     """Unary cost units per second of one non-loopback IP address."""
-    unary_burst_per_ip: float = 8000.0
+    unary_burst_per_ip: float = 4000.0
     """Burst of one non-loopback IP address."""
-    unary_rate_per_token: float = 500.0
+    unary_rate_per_token: float = 250.0
     """Unary cost units per second of one token."""
     unary_burst_per_token: float = 1000.0
     """Burst of one token."""
@@ -289,6 +304,7 @@ class Limiter:
         self.clock = clock
         self.streams = 0
         self.unary = 0
+        self.parked = 0
         self.peers: dict[str, _Usage] = {}
         self.ips: dict[str, _Usage] = {}
         self.tokens: dict[str, _Usage] = {}
@@ -367,6 +383,18 @@ class Limiter:
         for _, usage in usages:
             usage.unary += 1
         return _Lease(self, "unary", tuple(u for _, u in usages))
+
+    async def park(self, refusal: Refusal) -> None:
+        """Hold a refused unary call for its retry delay (at most ``max_park_s``) while
+        fewer than ``max_parked_total`` are held; a cancelled call just ends."""
+        if self.parked >= self.config.max_parked_total:
+            return
+        delay = min(refusal.retry_delay_s or self.config.max_park_s, self.config.max_park_s)
+        self.parked += 1
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            self.parked -= 1
 
     def _call_bucket(self, scope: str, usage: _Usage, now: float) -> TokenBucket:
         if usage.calls is None:
@@ -478,6 +506,7 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # un
             async def limited(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 lease = limiter.admit_unary(context.peer(), key, cost)
                 if isinstance(lease, Refusal):
+                    await limiter.park(lease)
                     await _refuse(context, lease)
                     return None  # pragma: no cover - abort raises
                 try:

@@ -30,7 +30,12 @@ from speeltafel.sdk.v1 import (
 )
 from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.rpc.errors import AuthInterceptor, ErrorInterceptor
-from speeltafel.server.rpc.limits import LimitsConfig, LimitsInterceptor, limits_for_serve
+from speeltafel.server.rpc.limits import (
+    MAX_STREAMS_PER_CONNECTION,
+    LimitsConfig,
+    LimitsInterceptor,
+    limits_for_serve,
+)
 from speeltafel.server.rpc.service import MatchService
 from speeltafel.server.store.base import MatchStore, StoreOpenError
 from speeltafel.server.store.memory import MemoryStore
@@ -156,6 +161,7 @@ async def start_server(
             ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
             ("grpc.max_send_message_length", MAX_SEND_BYTES),
             ("grpc.max_metadata_size", MAX_METADATA_BYTES),
+            ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
             ("grpc.keepalive_time_ms", 30_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ],

@@ -1,0 +1,326 @@
+"""Fairness (G1-G4): one client must not starve or lock out the others.
+
+Each attack runs in its own process (``attacker.py``) against a real server started in
+this process; meanwhile an honest client (its own channel, this process) plays Take 5
+matches with ListGames, CreateMatch, JoinMatch and GetMatch around each. Pass: no honest
+call refused, every honest match finished, and the honest moves/s under attack at least
+half of the same client's moves/s measured alone in the same test (the issue's criterion;
+no absolute timings). The limits themselves are checked with small caps below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from attacker import HonestResult, honest_run
+from google.rpc import error_details_pb2, status_pb2
+
+from speeltafel.sdk.client import AsyncClient
+from speeltafel.sdk.v1 import common_pb2, match_service_pb2
+from speeltafel.server.app.errors import BadRequest
+from speeltafel.server.rpc.limits import (
+    MAX_OPTION_CHARS,
+    MAX_PRESET_DECKS,
+    LimitsConfig,
+    check_create_request,
+    limits_for_serve,
+    peer_ip,
+)
+from speeltafel.server.rpc.server import start_server
+from speeltafel.server.store.memory import MemoryStore
+
+ATTACKER = Path(__file__).with_name("attacker.py")
+WINDOW_S = 2.5
+Code = grpc.StatusCode
+
+
+async def start_attacker(target: str, attack: str, *args: str) -> asyncio.subprocess.Process:
+    """The attacker process, once it says its attack is in full swing."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(ATTACKER), target, attack, "--seconds", "60", *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = await asyncio.wait_for(proc.stdout.readline(), 30)
+    if line != b"ready\n":
+        proc.kill()
+        _, err = await proc.communicate()
+        raise AssertionError(f"attacker did not start: {line!r}\n{err.decode()[-2000:]}")
+    return proc
+
+
+async def stop_attacker(proc: asyncio.subprocess.Process) -> dict[str, Any]:
+    """Close its stdin (its stop signal); its summary line."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    summary: dict[str, Any] = json.loads(out.decode().splitlines()[-1])
+    return summary
+
+
+async def fairness(table: Any, attack: str, *args: str) -> tuple[dict[str, Any], HonestResult]:
+    """Honest alone, then honest under ``attack``; asserts the criterion."""
+    await table.start()
+    alone = await honest_run(table.target, WINDOW_S)
+    assert not alone.refused and alone.matches >= 1, alone
+    proc = await start_attacker(table.target, attack, *args)
+    try:
+        attacked = await honest_run(table.target, WINDOW_S)
+    finally:
+        summary = await stop_attacker(proc)
+    assert not attacked.refused, (attacked.refused, summary)
+    assert attacked.matches >= 1
+    ratio = attacked.moves_per_s / alone.moves_per_s
+    assert ratio >= 0.5, (attack, attacked.moves_per_s, alone.moves_per_s, summary)
+    return summary, attacked
+
+
+# --------------------------------------------------------------------------- attacks
+
+
+async def test_g4_thousands_of_idle_play_streams_on_one_channel(table: Any) -> None:
+    summary, _ = await fairness(table, "idle-play", "--streams", "4000")
+    # At most 256 are in flight on the attacker's connection (HTTP/2), the rest wait in its
+    # own channel; those the server holds are within the per-connection cap.
+    assert summary["opened"] == 4000
+
+
+async def test_g4_thousands_of_spectate_streams(table: Any) -> None:
+    summary, _ = await fairness(table, "idle-spectate", "--streams", "4000")
+    # At most 256 are in flight on the attacker's connection (HTTP/2), the rest wait in its
+    # own channel; those the server holds are within the per-connection cap.
+    assert summary["opened"] == 4000
+
+
+async def test_g4_create_match_flood(table: Any) -> None:
+    summary, _ = await fairness(table, "create-flood")
+    assert summary["codes"].get("RESOURCE_EXHAUSTED", 0) > 0
+
+
+async def test_g4_unknown_match_get_match_flood(table: Any) -> None:
+    summary, _ = await fairness(table, "getmatch-flood")
+    assert summary["codes"].get("NOT_FOUND", 0) > 0
+
+
+async def test_g4_invalid_submit_flood(table: Any) -> None:
+    summary, _ = await fairness(table, "invalid-submit")
+    assert summary["codes"].get("INVALID_ARGUMENT", 0) > 0
+
+
+async def test_g2_two_thousand_concurrent_get_views_of_one_token(table: Any) -> None:
+    summary, _ = await fairness(table, "getview-2000")
+    assert summary["codes"].get("RESOURCE_EXHAUSTED", 0) > 0
+
+
+async def test_g4_huge_create_match_requests(table: Any) -> None:
+    summary, _ = await fairness(table, "huge-create")
+    assert summary["request_bytes"] > 60_000
+    assert summary["codes"].get("OK", 0) == 0
+    assert summary["codes"].get("INVALID_ARGUMENT", 0) > 0
+    assert not table.running.runtime.matches or all(
+        len(m.created.presets) <= MAX_PRESET_DECKS for m in table.running.runtime.matches.values()
+    )
+
+
+# --------------------------------------------------------------------------- the limits
+
+
+def _details(err: grpc.aio.AioRpcError) -> status_pb2.Status:
+    for key, value in err.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            return status_pb2.Status.FromString(value)
+    raise AssertionError("no rich status")
+
+
+def _rule_and_retry(err: grpc.aio.AioRpcError) -> tuple[str, float | None]:
+    rule, retry = "", None
+    for detail in _details(err).details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            rule = info.reason
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            delay = error_details_pb2.RetryInfo()
+            detail.Unpack(delay)
+            retry = delay.retry_delay.ToNanoseconds() / 1e9
+    return rule, retry
+
+
+async def _limited_server(table: Any, limits: LimitsConfig) -> AsyncClient:
+    running = await start_server(MemoryStore(), limits=limits)
+    table._servers.append(running)
+    table._running = running
+    return table.connect()
+
+
+async def _refusal(call: Any) -> grpc.aio.AioRpcError:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        if hasattr(call, "read"):
+            await call.read()
+        else:
+            await call
+    return caught.value
+
+
+async def test_g1_streams_count_from_open_and_are_released_however_they_end(
+    table: Any,
+) -> None:
+    client = await _limited_server(table, LimitsConfig(max_streams_per_peer=3))
+    created = await client.create_match("take5", 2)
+    request = match_service_pb2.SpectateRequest(match_id=created.match_id)
+    held = [client.stub.Spectate(request) for _ in range(3)]
+    await asyncio.sleep(0.2)
+    err = await _refusal(client.stub.Spectate(request))
+    assert err.code() == Code.RESOURCE_EXHAUSTED
+    assert _rule_and_retry(err)[0] == "too_many_streams"
+    # Unary calls are still served while the streams are full.
+    assert (await client.get_match(created.match_id)).match_id == created.match_id
+    for call in held:
+        call.cancel()
+    # Cancelled streams free their places; so do streams that end with an error.
+    for _ in range(3):
+        for _ in range(50):
+            failing = client.stub.Spectate(match_service_pb2.SpectateRequest(match_id="nope"))
+            err = await _refusal(failing)
+            if err.code() == Code.NOT_FOUND:
+                break
+            await asyncio.sleep(0.02)
+        assert err.code() == Code.NOT_FOUND, err
+    again = [client.stub.Spectate(request) for _ in range(3)]
+    await asyncio.sleep(0.2)
+    assert not any(call.done() for call in again)
+    for call in again:
+        call.cancel()
+
+
+async def test_g2_rate_limited_answers_carry_retry_info_and_spare_other_tokens(
+    table: Any,
+) -> None:
+    limits = LimitsConfig(unary_rate_per_token=5, unary_burst_per_token=5)
+    client = await _limited_server(table, limits)
+    created = await client.create_match("take5", 2)
+    seats = [await client.join(created.match_id, s) for s in (0, 1)]
+    codes = []
+    for _ in range(10):
+        try:
+            await client.get_view(seats[0])
+            codes.append(Code.OK)
+        except grpc.aio.AioRpcError as err:
+            codes.append(err.code())
+            assert err.code() == Code.RESOURCE_EXHAUSTED
+            rule, retry = _rule_and_retry(err)
+            assert rule == "rate_limited" and retry is not None and 0 < retry <= 1.0
+    assert codes.count(Code.RESOURCE_EXHAUSTED) >= 2
+    # The other seat's token is unaffected.
+    assert (await client.get_view(seats[1])).seat == 1
+
+
+async def test_g3_concurrent_unary_calls_of_one_token_are_capped(table: Any) -> None:
+    client = await _limited_server(table, LimitsConfig(max_unary_per_token=4))
+    runtime = table.running.runtime
+    get = runtime.get
+
+    async def slow_get(match_id: str) -> Any:
+        await asyncio.sleep(0.05)  # calls that overlap, as slow handlers do
+        return await get(match_id)
+
+    runtime.get = slow_get
+    created = await client.create_match("take5", 2)
+    seat = await client.join(created.match_id, 0)
+    results = await asyncio.gather(
+        *(client.get_view(seat) for _ in range(200)), return_exceptions=True
+    )
+    refused = [r for r in results if isinstance(r, grpc.aio.AioRpcError)]
+    assert all(r.code() == Code.RESOURCE_EXHAUSTED for r in refused)
+    assert refused and {_rule_and_retry(r)[0] for r in refused} == {"too_many_calls"}
+    assert await client.get_view(seat)
+
+
+async def test_play_messages_over_the_rate_are_delayed_not_refused(table: Any) -> None:
+    limits = LimitsConfig(message_rate_per_token=40, message_burst_per_token=2)
+    client = await _limited_server(table, limits)
+    seats_before = await honest_run(table.target, 0.0)
+    assert not seats_before.refused and seats_before.matches == 1
+    # Every move went through; 40 messages/s per seat token bounds the pace.
+    assert seats_before.moves_per_s < 2 * 40 * 1.5
+    await client.close()
+
+
+async def test_create_policy_token_needs_the_organiser_token(table: Any) -> None:
+    limits = LimitsConfig(create_policy="token", organiser_token="s3cret")
+    client = await _limited_server(table, limits)
+    for metadata in ((), (("authorization", "Bearer wrong"),)):
+        err = await _refusal(
+            client.stub.CreateMatch(
+                match_service_pb2.CreateMatchRequest(game="take5", seats=2), metadata=metadata
+            )
+        )
+        assert err.code() == Code.UNAUTHENTICATED
+        assert _rule_and_retry(err)[0] == "organiser_token_required"
+    created = await client.stub.CreateMatch(
+        match_service_pb2.CreateMatchRequest(game="take5", seats=2),
+        metadata=(("authorization", "Bearer s3cret"),),
+    )
+    assert created.match_id
+    assert await client.list_games()  # other calls need no token
+
+
+def test_create_policy_defaults_follow_the_bind_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SPEELTAFEL_ORGANISER_TOKEN", raising=False)
+    assert limits_for_serve("127.0.0.1", None, None).create_policy == "open"
+    assert limits_for_serve("::1", None, None).create_policy == "open"
+    with pytest.raises(SystemExit) as refused:
+        limits_for_serve("0.0.0.0", None, None)
+    assert "--organiser-token" in str(refused.value) and "\n" not in str(refused.value)
+    assert limits_for_serve("0.0.0.0", "open", None).create_policy == "open"
+    monkeypatch.setenv("SPEELTAFEL_ORGANISER_TOKEN", "t")
+    limits = limits_for_serve("0.0.0.0", None, None)
+    assert (limits.create_policy, limits.organiser_token) == ("token", "t")
+    assert "t'" not in repr(limits)  # the token never appears in a repr
+
+
+def test_per_ip_limits_skip_loopback_peers() -> None:
+    assert peer_ip("ipv4:127.0.0.1:5000") is None
+    assert peer_ip("ipv6:[::1]:5000") is None
+    assert peer_ip("unix:/tmp/socket") is None
+    assert peer_ip("ipv4:10.1.2.3:5000") == "10.1.2.3"
+    assert peer_ip("ipv6:[2001:db8::1]:443") == "2001:db8::1"
+
+
+@pytest.mark.parametrize(
+    ("options", "decks", "rule"),
+    [
+        ({f"o{i}": "1" for i in range(17)}, [], "too_many_options"),
+        ({"x" * (MAX_OPTION_CHARS + 1): "1"}, [], "option_too_long"),
+        ({"deals": "9" * 10_000}, [], "option_too_long"),
+        ({}, [[str(c) for c in range(1, 33)]] * (MAX_PRESET_DECKS + 1), "too_many_preset_decks"),
+        ({"edition": "full"}, [[str(c) for c in range(1, 105)]] * 10, "too_many_preset_cards"),
+        ({}, [["1", "1", *map(str, range(2, 32))]], "invalid_options"),
+        ({}, [[str(c) for c in range(1, 105)]], "invalid_options"),
+        ({}, [["x" * 1000]], "invalid_options"),
+    ],
+)
+def test_a6_create_requests_are_bounded(
+    options: dict[str, str], decks: list[list[str]], rule: str
+) -> None:
+    request = match_service_pb2.CreateMatchRequest(
+        game="take5",
+        seats=2,
+        options=options,
+        preset_decks=[common_pb2.DeckOrder(cards=d) for d in decks],
+    )
+    with pytest.raises(BadRequest) as caught:
+        check_create_request(request)
+    assert caught.value.rule == rule
+    assert len(caught.value.message) < 120  # never echoes the client's input
