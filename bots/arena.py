@@ -149,9 +149,14 @@ async def play_fixture(
     created = await client.create_match(
         "take5", len(fixture.lineup), options=options, move_clock_ms=move_clock_ms
     )
+    # Display names are unique within a match: a bot that plays itself gets its seat added.
+    names = [
+        name if fixture.lineup.count(name) == 1 else f"{name}-{i}"
+        for i, name in enumerate(fixture.lineup)
+    ]
     seats = [
         await client.join(created.match_id, seat=i, name=name, entropy=os.urandom(16))
-        for i, name in enumerate(fixture.lineup)
+        for i, name in enumerate(names)
     ]
     finals = await asyncio.gather(
         *(
@@ -186,6 +191,7 @@ def _recorded(record: common_pb2.MatchRecord) -> RecordedMatch:
         presets=[list(d.cards) for d in record.preset_decks],
         actions=[(a.seat, a.action) for a in record.actions],
         final_hash=record.final_state_sha256,
+        termination=record.outcome.termination or "normal",
     )
 
 

@@ -84,13 +84,37 @@ def internal_error(exc: BaseException, method: str) -> tuple[grpc.StatusCode, st
     return grpc.StatusCode.INTERNAL, f"internal error (incident {incident})", "internal"
 
 
+MAX_MESSAGE_CHARS = 200
+"""Error messages are for people and never need more; a longer one (an engine or runtime
+message that quoted client input) is cut, so that no client's input can make an error
+large enough for the client's own receive limit to hide its status and rule id."""
+
+
+def bounded(message: str) -> str:
+    """``message`` cut to :data:`MAX_MESSAGE_CHARS`."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return message[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
+def error_metadata(exc: BaseException) -> dict[str, str]:
+    """The ErrorInfo metadata an expected error carries (e.g. the current version)."""
+    metadata = getattr(exc, "metadata", None)
+    return dict(metadata) if isinstance(metadata, dict) else {}
+
+
 def status_for(
-    code: grpc.StatusCode, message: str, rule: str, *, retry_delay_s: float | None = None
+    code: grpc.StatusCode,
+    message: str,
+    rule: str,
+    metadata: dict[str, str] | None = None,
+    *,
+    retry_delay_s: float | None = None,
 ) -> grpc.Status:
     """A rich status: code, message and an ErrorInfo detail with the rule id (and a
     RetryInfo detail when the client may retry after ``retry_delay_s``)."""
     detail = any_pb2.Any()
-    detail.Pack(error_details_pb2.ErrorInfo(reason=rule, domain=DOMAIN))
+    detail.Pack(error_details_pb2.ErrorInfo(reason=rule, domain=DOMAIN, metadata=metadata or {}))
     details = [detail]
     if retry_delay_s is not None:
         retry = any_pb2.Any()
@@ -99,16 +123,20 @@ def status_for(
         retry.Pack(delay)
         details.append(retry)
     status: grpc.Status = rpc_status.to_status(
-        status_pb2.Status(code=code.value[0], message=message, details=details)
+        status_pb2.Status(code=code.value[0], message=bounded(message), details=details)
     )
     return status
 
 
 async def abort(
-    context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, message: str, rule: str
+    context: grpc.aio.ServicerContext[Any, Any],
+    code: grpc.StatusCode,
+    message: str,
+    rule: str,
+    metadata: dict[str, str] | None = None,
 ) -> None:
     """End the call with a rich status."""
-    status = status_for(code, message, rule)
+    status = status_for(code, message, rule, metadata)
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 
@@ -180,7 +208,11 @@ def _guard_unary(method: str) -> Callable[[Behaviour], Behaviour]:
             except grpc.aio.AbortError:
                 raise
             except Exception as exc:
-                await abort(context, *(classify(exc) or internal_error(exc, method)))
+                await abort(
+                    context,
+                    *(classify(exc) or internal_error(exc, method)),
+                    metadata=error_metadata(exc),
+                )
 
         return guarded
 
@@ -203,7 +235,11 @@ def _guard_stream(method: str) -> Callable[[Behaviour], Behaviour]:
             except grpc.aio.AbortError:
                 raise
             except Exception as exc:
-                await abort(context, *(classify(exc) or internal_error(exc, method)))
+                await abort(
+                    context,
+                    *(classify(exc) or internal_error(exc, method)),
+                    metadata=error_metadata(exc),
+                )
 
         return guarded
 

@@ -19,8 +19,6 @@ from typing import Any, Protocol
 import grpc
 import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_health.v1.health import aio as health_aio
-from grpc_reflection.v1alpha import reflection
 
 from speeltafel.sdk.v1 import (
     diagnostics_pb2,
@@ -37,6 +35,7 @@ from speeltafel.server.rpc.limits import (
     limits_for_serve,
 )
 from speeltafel.server.rpc.service import MatchService
+from speeltafel.server.rpc.standard import HealthServicer, enable_reflection
 from speeltafel.server.store.base import MatchStore, StoreOpenError
 from speeltafel.server.store.memory import MemoryStore
 from speeltafel.server.store.sqlite import SqliteStore
@@ -48,20 +47,22 @@ MAX_SEND_BYTES = 4 * 1024 * 1024
 MAX_METADATA_BYTES = 8 * 1024
 MAX_CONCURRENT_RPCS = 4096
 MATCH_SERVICE = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
-DIAGNOSTICS_SERVICE = diagnostics_pb2.DESCRIPTOR.services_by_name["Diagnostics"].full_name
+DIAGNOSTICS_SERVICE = diagnostics_pb2.DESCRIPTOR.services_by_name["DiagnosticsService"].full_name
 
 
-class Diagnostics(diagnostics_pb2_grpc.DiagnosticsServicer):
+class Diagnostics(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
     """No-op echoes: the transport's own ceiling, for benchmarks."""
 
     async def Echo(
-        self, request: diagnostics_pb2.EchoMessage, context: Any
-    ) -> diagnostics_pb2.EchoMessage:
-        return request
+        self, request: diagnostics_pb2.EchoRequest, context: Any
+    ) -> diagnostics_pb2.EchoResponse:
+        return diagnostics_pb2.EchoResponse(sequence=request.sequence, payload=request.payload)
 
     async def EchoStream(self, request_iterator: Any, context: Any) -> Any:
         async for message in request_iterator:
-            yield message
+            yield diagnostics_pb2.EchoStreamResponse(
+                sequence=message.sequence, payload=message.payload
+            )
 
 
 class _Health(Protocol):
@@ -120,7 +121,7 @@ class Running:
     port: int
     runtime: MatchRuntime
     store: MatchStore
-    health: health_aio.HealthServicer
+    health: HealthServicer
 
     store_health: StoreHealth | None = None
 
@@ -171,12 +172,11 @@ async def start_server(
     match_service_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(runtime), server)  # type: ignore[no-untyped-call]
     services = [MATCH_SERVICE, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
     if diagnostics:
-        diagnostics_pb2_grpc.add_DiagnosticsServicer_to_server(Diagnostics(), server)  # type: ignore[no-untyped-call]
+        diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(Diagnostics(), server)  # type: ignore[no-untyped-call]
         services.append(DIAGNOSTICS_SERVICE)
-    health = health_aio.HealthServicer()
+    health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    services.append(reflection.SERVICE_NAME)
-    reflection.enable_server_reflection(services, server)
+    enable_reflection(server, services)
     bound = server.add_insecure_port(f"{host}:{port}")
     await server.start()
     await health.set("", health_pb2.HealthCheckResponse.SERVING)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeAlias
 
 import grpc
@@ -17,7 +17,13 @@ from speeltafel.sdk.v1 import common_pb2, match_service_pb2, match_service_pb2_g
 from speeltafel.server.app.errors import BadRequest, PermissionDenied, Refused
 from speeltafel.server.app.match import Match, Outbox, Snapshot
 from speeltafel.server.app.runtime import Ack, MatchRuntime
-from speeltafel.server.rpc.errors import bearer_token, classify, internal_error
+from speeltafel.server.rpc.errors import (
+    bearer_token,
+    bounded,
+    classify,
+    error_metadata,
+    internal_error,
+)
 from speeltafel.server.rpc.limits import check_create_request
 from speeltafel.server.wire.common import (
     STATUSES,
@@ -32,6 +38,7 @@ from speeltafel.server.wire.common import (
 Context: TypeAlias = Any
 
 FINAL_RESULT_WAIT_S = 5.0  # how long a finished Play stream waits for its last answer
+HALF_CLOSED = object()  # queued by the reader when the client half-closes its Play stream
 
 
 def _metadata(context: Context, key: str) -> str:
@@ -44,6 +51,23 @@ def _metadata(context: Context, key: str) -> str:
 def _ack_to_proto(ack: Ack) -> match_service_pb2.SubmitActionResponse:
     return match_service_pb2.SubmitActionResponse(
         seq=ack.seq, version=ack.version, duplicate=ack.duplicate
+    )
+
+
+def _action_error(exc: BaseException, where: str) -> match_service_pb2.ActionError:
+    """What a stream tells the client about a refused message: what the unary call's status
+    and ErrorInfo would have said."""
+    code, message, rule = classify(exc) or internal_error(exc, where)
+    return match_service_pb2.ActionError(
+        code=code.value[0], message=bounded(message), rule=rule, metadata=error_metadata(exc)
+    )
+
+
+def _subscribed(match: Match) -> match_service_pb2.Subscribed:
+    return match_service_pb2.Subscribed(
+        version=match.version,
+        status=STATUSES[match.status],
+        preset_deck=bool(match.created.presets),
     )
 
 
@@ -86,6 +110,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 to_act=snapshot.to_act,
                 outcome=snapshot.outcome,
             )
+            public.preset_deck = bool(match.created.presets)
             snapshot.cache["public"] = public
         if seat is None:
             return public
@@ -101,12 +126,18 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             now_ms=self.runtime.clock.now_ms(),
         )
 
-    async def _submit(self, match: Match, seat: int, request: Any) -> Ack:
+    async def _submit(
+        self,
+        match: Match,
+        seat: int,
+        request: Any,
+        on_ack: Callable[[Ack], None] | None = None,
+    ) -> Ack:
         if request.match_id != match.id:
             raise PermissionDenied("the seat token does not belong to this match", "wrong_match")
         action = action_from_proto(match.created.game, request.action)
         return await self.runtime.submit(
-            match.id, seat, request.expected_version, request.request_id, action
+            match.id, seat, request.expected_version, request.request_id, action, on_ack=on_ack
         )
 
     # ------------------------------------------------------------------ unary calls
@@ -124,39 +155,47 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if not request.game:
             raise BadRequest("game is required", "game")
         check_create_request(request)
-        match = await self.runtime.create_match(
+        created = await self.runtime.create_match(
             request.game,
             request.seats,
             dict(request.options),
             request.move_clock_ms,
             [list(deck.cards) for deck in request.preset_decks],
+            request_id=request.request_id,
         )
+        match = created.match
         return match_service_pb2.CreateMatchResponse(
             match_id=match.id,
             commitment=match.created.commitment,
             rules_version=match.created.rules_version,
             options=dict(match.created.options),
             move_clock_ms=match.created.move_clock_ms,
+            duplicate=created.duplicate,
+            preset_deck=bool(match.created.presets),
         )
 
     async def JoinMatch(
         self, request: match_service_pb2.JoinMatchRequest, context: Context
     ) -> match_service_pb2.JoinMatchResponse:
         seat = request.seat if request.HasField("seat") else None
-        joined, token = await self.runtime.join(
-            request.match_id, seat, request.name, request.entropy
+        joined = await self.runtime.join(
+            request.match_id, seat, request.name, request.entropy, request_id=request.request_id
         )
         return match_service_pb2.JoinMatchResponse(
-            match_id=request.match_id, seat=joined, token=token
+            match_id=request.match_id,
+            seat=joined.seat,
+            token=joined.token,
+            preset_deck=joined.preset_deck,
+            duplicate=joined.duplicate,
         )
 
     async def GetMatch(
         self, request: match_service_pb2.GetMatchRequest, context: Context
-    ) -> match_service_pb2.MatchSummary:
+    ) -> match_service_pb2.GetMatchResponse:
         match = await self.runtime.get(request.match_id)
         created = match.created
         names = [match.joined[s].name if s in match.joined else "" for s in range(created.seats)]
-        return match_service_pb2.MatchSummary(
+        summary = match_service_pb2.MatchSummary(
             match_id=match.id,
             game=created.game,
             rules_version=created.rules_version,
@@ -170,13 +209,14 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             move_clock_ms=created.move_clock_ms,
             preset_deck=bool(created.presets),
         )
+        return match_service_pb2.GetMatchResponse(match=summary)
 
     async def GetView(
         self, request: match_service_pb2.GetViewRequest, context: Context
-    ) -> common_pb2.View:
+    ) -> match_service_pb2.GetViewResponse:
         seat = self._seat(context, request.match_id)
         match = await self.runtime.get(request.match_id)
-        return self._view(match, match.current, seat)
+        return match_service_pb2.GetViewResponse(view=self._view(match, match.current, seat))
 
     async def SubmitAction(
         self, request: match_service_pb2.SubmitActionRequest, context: Context
@@ -187,11 +227,14 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     async def GetMatchRecord(
         self, request: match_service_pb2.GetMatchRecordRequest, context: Context
-    ) -> common_pb2.MatchRecord:
+    ) -> match_service_pb2.GetMatchRecordResponse:
         match = await self.runtime.get(request.match_id)
         if match.finished is None:
             raise Refused("the record is published when the match has finished", "not_finished")
-        return _record(match)
+        if match.termination == "expired":
+            # Its seats never all joined: nothing was dealt and there is nothing to replay.
+            raise Refused("the match expired before it was dealt: it has no record", "expired")
+        return match_service_pb2.GetMatchRecordResponse(record=_record(match))
 
     # ------------------------------------------------------------------ streams
 
@@ -210,13 +253,17 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         seat = self._seat(context, match_id)
         match = await self.runtime.get(match_id)
         outbox = self.runtime.subscribe(match, seat, first.subscribe.since_version)
+        subscribed = _subscribed(match)
         idle = asyncio.Event()
         idle.set()
         reader = asyncio.ensure_future(
             self._read_actions(request_iterator, match, seat, outbox, idle)
         )
         try:
+            yield match_service_pb2.PlayResponse(subscribed=subscribed)
             async for response in self._drain(match, outbox):
+                if response is HALF_CLOSED:
+                    return  # the client is done sending and has every answer
                 yield response
             # The final view is out. The action that ended the match is answered after its
             # view was published: let that answer (and any other) reach the client before the
@@ -224,7 +271,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(idle.wait(), FINAL_RESULT_WAIT_S)
             for result in outbox.pending_results():
-                yield match_service_pb2.PlayResponse(result=result)
+                if result is not HALF_CLOSED:
+                    yield match_service_pb2.PlayResponse(result=result)
         finally:
             self.runtime.unsubscribe(match, outbox)
             reader.cancel()
@@ -242,9 +290,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         except Exception as exc:
             # A message that does not parse ends the reading (the stream of views goes on);
             # the client is told why instead of hearing nothing about its later actions.
-            code, message, rule = classify(exc) or internal_error(exc, "Play/read")
-            error = match_service_pb2.ActionError(code=code.value[0], message=message, rule=rule)
+            error = _action_error(exc, "Play/read")
             outbox.push_result(match_service_pb2.ActionResult(error=error))
+        else:
+            # The client half-closed: every answer to what it sent is queued; the stream
+            # ends once they are out.
+            outbox.push_result(HALF_CLOSED)
 
     async def _read_submissions(
         self,
@@ -268,27 +319,37 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 continue
             submit = request.submit
             result = match_service_pb2.ActionResult(request_id=submit.request_id)
+            answered = False
+
+            def acknowledge(ack: Ack, result: Any = result) -> None:
+                # Called by the runtime before it publishes the views this action caused,
+                # so the sender learns of its acceptance before it sees the new version.
+                nonlocal answered
+                answered = True
+                result.accepted.CopyFrom(_ack_to_proto(ack))
+                outbox.push_result(result)
+
             idle.clear()
             try:
-                result.accepted.CopyFrom(_ack_to_proto(await self._submit(match, seat, submit)))
+                await self._submit(match, seat, submit, on_ack=acknowledge)
             except Exception as exc:
-                code, message, rule = classify(exc) or internal_error(exc, "Play/submit")
-                result.error.CopyFrom(
-                    match_service_pb2.ActionError(code=code.value[0], message=message, rule=rule)
-                )
+                if not answered:  # a fault after the action was acknowledged changes nothing
+                    result.error.CopyFrom(_action_error(exc, "Play/submit"))
+                    outbox.push_result(result)
             finally:
-                outbox.push_result(result)
                 idle.set()
 
-    async def _drain(
-        self, match: Match, outbox: Outbox
-    ) -> AsyncIterator[match_service_pb2.PlayResponse]:
-        """Views and results from an outbox until the finished view has been sent."""
+    async def _drain(self, match: Match, outbox: Outbox) -> AsyncIterator[Any]:
+        """Views and results from an outbox until the finished view has been sent (or the
+        client's half-close, yielded as :data:`HALF_CLOSED`)."""
         if match.status == "finished" and outbox.empty:
             return
         while True:
             update = await outbox.get()
             if update.snapshot is None:
+                if update.result is HALF_CLOSED:
+                    yield HALF_CLOSED
+                    return
                 yield match_service_pb2.PlayResponse(result=update.result)
                 continue
             view = self._view(match, update.snapshot, outbox.seat)
@@ -298,12 +359,13 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     async def Spectate(
         self, request: match_service_pb2.SpectateRequest, context: Context
-    ) -> AsyncIterator[common_pb2.View]:
+    ) -> AsyncIterator[match_service_pb2.SpectateResponse]:
         match = await self.runtime.get(request.match_id)
         outbox = self.runtime.subscribe(match, None, request.since_version)
         try:
+            yield match_service_pb2.SpectateResponse(subscribed=_subscribed(match))
             async for response in self._drain(match, outbox):
-                yield response.view
+                yield match_service_pb2.SpectateResponse(view=response.view, resync=response.resync)
         finally:
             self.runtime.unsubscribe(match, outbox)
 

@@ -43,7 +43,7 @@ class HealthServicer(health_aio.HealthServicer):  # type: ignore[misc]  # untype
         """Every service's status."""
         return health_pb2.HealthListResponse(
             statuses={
-                name: health_pb2.HealthCheckResponse(status=status)  # type: ignore[arg-type]
+                name: health_pb2.HealthCheckResponse(status=status)
                 for name, status in self._statuses.items()
             }
         )
@@ -80,7 +80,7 @@ def enable_reflection(server: grpc.aio.Server, service_names: Iterable[str]) -> 
     _add_reflection_v1_descriptor(pool)
     names = [*service_names, REFLECTION_V1, REFLECTION_V1ALPHA]
     servicer = reflection.aio.ReflectionServicer(names, pool=pool)
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
     v1 = grpc.method_handlers_generic_handler(
         REFLECTION_V1,
         {

@@ -507,7 +507,9 @@ async def test_a6_join_refusals(table: Any, server: Any) -> None:
     summary = await client.get_match(waiting.match_id)
     await table.fails(client.join(waiting.match_id, seat=0), Code.FAILED_PRECONDITION, "seat_taken")
     await table.fails(client.join(waiting.match_id, seat=3), Code.INVALID_ARGUMENT, "seat")
-    await table.fails(client.join(waiting.match_id, name="n" * 65), Code.INVALID_ARGUMENT, "name")
+    await table.fails(
+        client.join(waiting.match_id, name="n" * 65), Code.INVALID_ARGUMENT, "name_invalid"
+    )
     await table.fails(
         client.join(waiting.match_id, entropy=b"e" * 65), Code.INVALID_ARGUMENT, "entropy"
     )
