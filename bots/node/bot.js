@@ -239,6 +239,7 @@ class Bot {
     for (;;) {
       const outcome = await this.stream(metadata);
       if (outcome.done) break;
+      if (outcome.progressed) failures = 0; // a stream that delivered views was healthy
       const err = outcome.error;
       if (err && !outcome.ownCancel) {
         const rich = richError(err);
@@ -301,16 +302,18 @@ class Bot {
       let ended = false;
       let ownCancel = false;
       let settled = false;
+      let progressed = false;
       const finish = () => {
         if (settled || status === null || (!ended && status.code === S.OK)) return;
         settled = true;
-        if (status.code === S.OK) resolve({ done: this.final !== null });
-        else resolve({ done: false, error: status.error, ownCancel });
+        if (status.code === S.OK) resolve({ done: this.final !== null, progressed });
+        else resolve({ done: false, error: status.error, ownCancel, progressed });
       };
       const send = (request) => {
         if (!call.writableEnded && status === null) call.write(request);
       };
       call.on('data', (response) => {
+        if (response.event !== 'subscribed') progressed = true;
         try {
           this.onResponse(response, call, send);
         } catch (e) {
