@@ -14,19 +14,35 @@ Deterministic generator (documented so that anyone can recompute a deal):
 * ``shuffle`` is Fisher-Yates from the top: for ``i = n-1 .. 1``, ``j = below(i+1)``,
   swap items ``i`` and ``j``.
 
-Preset decks: a match may be created from given deck orders (analysis, puzzles, exact
-tests). A :class:`Dealer` hands those out in order, one per deal, before it shuffles with
-its ``Rng``.
+Named decks and presets: a game declares its decks by name (``GameInfo.decks``; Take 5
+has one, ``"pack"``). A match may be created from given deck orders (analysis, puzzles,
+exact tests): ``presets`` maps a deck name to a sequence of orders, card texts top card
+first, each an order of that deck's complete contents. Every time the game puts a deck in
+a random order (the shuffle before a deal, a reshuffle of a discard pile, a gather and
+cut), it takes that deck's next unused preset; when none is left it draws from the
+match's ``Rng``. A preset replaces the whole randomising step and is the resulting order:
+for a gather-and-cut game it is the order after the cut. A step that orders only part of
+a deck (a reshuffle of the discard pile) takes the cards of the preset that are in that
+part, in the preset's order (:func:`restrict`). A plain sequence of orders instead of a
+mapping means the game's first deck (the form every caller used before decks had names).
+:class:`Decks` implements this for any number of decks; :class:`Dealer` is its one-deck
+form that Take 5's encoded state holds.
+
+The rest of the contract every game keeps is written where it applies: observations and
+legality at :class:`Game`, the runtime's obligations at :meth:`Game.to_act`, finite games
+at :meth:`Game.max_actions`, hidden information at :meth:`Game.sample_world`, options at
+:class:`OptionSpec`, ranks and tie-breaks at :meth:`Outcome.from_keys`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NewType, Protocol, TypeVar, runtime_checkable
+from typing import Any, NewType, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 Seat = NewType("Seat", int)
 
@@ -175,6 +191,114 @@ class Dealer:
         return Dealer(rng, tuple(tuple(order) for order in presets))
 
 
+Presets: TypeAlias = Mapping[str, Sequence[Sequence[str]]] | Sequence[Sequence[str]]
+"""Preset deck orders: by deck name, or (the older form) a plain sequence for the first deck."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeckSpec:
+    """One named deck of a game: its name, what it holds, and when the game orders it."""
+
+    name: str
+    description: str
+
+
+def named_presets(
+    decks: Sequence[DeckSpec], presets: Presets
+) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """``presets`` by deck name; a plain sequence means the first deck; unknown names refused."""
+    names = [deck.name for deck in decks]
+    if isinstance(presets, Mapping):
+        given = {str(name): orders for name, orders in presets.items()}
+    else:
+        given = {names[0]: presets} if names and presets else {}
+        if presets and not names:
+            raise InvalidOptions("this game deals no deck, so it takes no preset order")
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        listed = ", ".join(clip(name) for name in unknown[:4])
+        raise InvalidOptions(f"no deck named {listed}; the decks are {', '.join(names)}")
+    return {
+        name: tuple(tuple(str(card) for card in order) for order in given[name])
+        for name in names
+        if given.get(name)
+    }
+
+
+def restrict(order: Sequence[str], cards: Sequence[str]) -> tuple[str, ...]:
+    """``cards`` (a multiset) in the order they take in ``order``; the rule by which a preset
+    of a whole deck orders a reshuffle of part of it. Cards ``order`` lacks go last, sorted."""
+    wanted = Counter(cards)
+    out = []
+    for card in order:
+        if wanted[card] > 0:
+            wanted[card] -= 1
+            out.append(card)
+    out.extend(sorted(wanted.elements()))
+    return tuple(out)
+
+
+def _check_orders(name: str, orders: Sequence[Sequence[str]], contents: Sequence[str]) -> None:
+    expected = sorted(contents)
+    for number, order in enumerate(orders, start=1):
+        if sorted(order) != expected:
+            raise InvalidOptions(
+                f"preset {number} of deck {clip(name)} is not an order of its {len(contents)} cards"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Decks:
+    """Where every random order of a game's named decks comes from (see the module docstring):
+    each deck's presets in turn, then the ``Rng``. Other chance (a cut, a first dealer) draws
+    from the same ``Rng`` through :meth:`below`, so one value holds all of a match's chance.
+
+    ``names`` are the game's decks in ``GameInfo.decks`` order; ``presets[i]`` and
+    ``used[i]`` belong to ``names[i]``.
+    """
+
+    rng: Rng
+    names: tuple[str, ...]
+    presets: tuple[tuple[tuple[str, ...], ...], ...]
+    used: tuple[int, ...]
+
+    @staticmethod
+    def checked(
+        rng: Rng,
+        decks: Sequence[DeckSpec],
+        presets: Presets,
+        contents: Mapping[str, Sequence[str]],
+    ) -> Decks:
+        """Decks whose presets are each verified to order exactly that deck's ``contents``."""
+        by_name = named_presets(decks, presets)
+        for name, orders in by_name.items():
+            _check_orders(name, orders, contents[name])
+        names = tuple(deck.name for deck in decks)
+        return Decks(rng, names, tuple(by_name.get(name, ()) for name in names), (0,) * len(names))
+
+    def order(self, name: str, cards: Sequence[str]) -> tuple[tuple[str, ...], Decks]:
+        """``cards`` of deck ``name`` in their next order (preset or shuffled), and the
+        advanced decks."""
+        index = self.names.index(name)
+        used = list(self.used)
+        used[index] += 1
+        if self.used[index] < len(self.presets[index]):
+            order = restrict(self.presets[index][self.used[index]], cards)
+            return order, Decks(self.rng, self.names, self.presets, tuple(used))
+        shuffled, rng = self.rng.shuffle(cards)
+        return shuffled, Decks(rng, self.names, self.presets, tuple(used))
+
+    def below(self, n: int) -> tuple[int, Decks]:
+        """A uniform integer in ``[0, n)`` for chance that orders no deck."""
+        value, rng = self.rng.below(n)
+        return value, Decks(rng, self.names, self.presets, self.used)
+
+    def unknown_future(self, rng: Rng) -> Decks:
+        """The same decks with the presets dropped and chance from ``rng``: what a sampled
+        world knows of the future (nothing)."""
+        return Decks(rng, self.names, ((),) * len(self.names), self.used)
+
+
 # --------------------------------------------------------------------------- description
 
 
@@ -184,11 +308,33 @@ class OptionKind(StrEnum):
     INT = "int"
     BOOL = "bool"
     CHOICE = "choice"
+    INT_LIST = "int_list"
+    CHOICE_LIST = "choice_list"
+
+
+OptionValue: TypeAlias = int | bool | str | tuple[int, ...] | tuple[str, ...]
+"""An option's typed value: ``int``, ``bool``, ``str`` (a choice) or a tuple (a list)."""
 
 
 @dataclass(frozen=True, slots=True)
 class OptionSpec:
-    """One table option: name, type, default, allowed values and what it means."""
+    """One table option: name, type, default, allowed values and what it means.
+
+    Text forms (what a match record stores and ``canonical_options`` returns): ints in
+    decimal, bools ``true``/``false``, a choice as itself, a list as its items joined by
+    commas without spaces (``"6,6,5,5,4,4,3,3"``; ``""`` is the empty list).
+
+    * ``INT``: ``minimum``..``maximum`` bound the value.
+    * ``CHOICE``: the value is one of ``choices``.
+    * ``INT_LIST``: every item lies in ``minimum``..``maximum``; the list has
+      ``min_items``..``max_items`` items (a game distribution, e.g. Karel Kakelaar's worm
+      counts or Sneaky Bastard's money values).
+    * ``CHOICE_LIST``: every item is one of ``choices``; the same length range.
+    * ``automatic`` (``INT`` only): the value ``0`` is allowed besides
+      ``minimum``..``maximum`` and means "automatic": ``new`` resolves it from the seat
+      count (Beverbende's rounds, Kleurenwiezen's deals) and the description says how.
+      A match record keeps the ``0``, so replaying it resolves the same way.
+    """
 
     name: str
     kind: OptionKind
@@ -197,25 +343,72 @@ class OptionSpec:
     choices: tuple[str, ...] = ()
     minimum: int | None = None
     maximum: int | None = None
+    min_items: int = 0
+    max_items: int | None = None
+    automatic: bool = False
 
-    def parse(self, text: str) -> int | bool | str:
+    def __post_init__(self) -> None:
+        # A malformed spec is a programming error of the game, found at import time.
+        if self.automatic and self.kind is not OptionKind.INT:
+            raise ValueError(f"option {self.name}: only an int option can be automatic")
+        if self.kind in (OptionKind.CHOICE, OptionKind.CHOICE_LIST) and not self.choices:
+            raise ValueError(f"option {self.name}: a choice needs choices")
+        if self.kind in (OptionKind.INT_LIST, OptionKind.CHOICE_LIST) and self.max_items is None:
+            raise ValueError(f"option {self.name}: a list needs max_items")
+
+    def parse(self, text: str) -> OptionValue:
         """The typed value of ``text``, or :class:`InvalidOptions` naming the option."""
         if self.kind is OptionKind.INT:
-            try:
+            try:  # int() as before lists existed: a single int is stored canonically anyway
                 value = int(text)
             except ValueError:
                 raise InvalidOptions(
                     f"option {self.name}: {clip(text)} is not an integer"
                 ) from None
-            if self.minimum is not None and value < self.minimum:
-                raise InvalidOptions(f"option {self.name}: {value} is below {self.minimum}")
-            if self.maximum is not None and value > self.maximum:
-                raise InvalidOptions(f"option {self.name}: {value} is above {self.maximum}")
+            if not (self.automatic and value == 0):
+                self._check_bounds(value)
             return value
         if self.kind is OptionKind.BOOL:
             if text in ("true", "false"):
                 return text == "true"
             raise InvalidOptions(f"option {self.name}: {clip(text)} is not true or false")
+        if self.kind is OptionKind.CHOICE:
+            return self._choice(text)
+        items = text.split(",") if text else []
+        if self.max_items is not None and len(items) > self.max_items:
+            raise InvalidOptions(f"option {self.name}: more than {self.max_items} items")
+        if len(items) < self.min_items:
+            raise InvalidOptions(f"option {self.name}: fewer than {self.min_items} items")
+        if self.kind is OptionKind.INT_LIST:
+            numbers = tuple(self._int(item) for item in items)
+            for number in numbers:
+                self._check_bounds(number)
+            return numbers
+        return tuple(self._choice(item) for item in items)
+
+    def text(self, value: OptionValue) -> str:
+        """The canonical text of a typed value (``parse(text(v)) == v``)."""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, tuple):
+            return ",".join(str(item) for item in value)
+        return str(value)
+
+    def _int(self, text: str) -> int:
+        # A list item is ASCII digits with an optional minus sign: int() would also take
+        # "+1", " 1", "1_0" and other scripts' digits.
+        digits = text[1:] if text.startswith("-") else text
+        if not (digits.isascii() and digits.isdigit() and len(digits) <= 18):
+            raise InvalidOptions(f"option {self.name}: {clip(text)} is not an integer")
+        return int(text)
+
+    def _check_bounds(self, value: int) -> None:
+        if self.minimum is not None and value < self.minimum:
+            raise InvalidOptions(f"option {self.name}: {value} is below {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise InvalidOptions(f"option {self.name}: {value} is above {self.maximum}")
+
+    def _choice(self, text: str) -> str:
         if text not in self.choices:
             allowed = ", ".join(self.choices)
             raise InvalidOptions(f"option {self.name}: {clip(text)} is not one of {allowed}")
@@ -226,6 +419,46 @@ def clip(text: str, limit: int = 32) -> str:
     """``text`` quoted for an error message and cut to ``limit`` characters: an error never
     repeats unbounded client input."""
     return repr(text) if len(text) <= limit else repr(text[:limit]) + "…"
+
+
+def int_option(values: Mapping[str, OptionValue], name: str) -> int:
+    """The value of an ``INT`` option from ``GameInfo.resolve_options``."""
+    value = values[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"option {name} is not an int")
+    return value
+
+
+def bool_option(values: Mapping[str, OptionValue], name: str) -> bool:
+    """The value of a ``BOOL`` option from ``GameInfo.resolve_options``."""
+    value = values[name]
+    if not isinstance(value, bool):
+        raise TypeError(f"option {name} is not a bool")
+    return value
+
+
+def choice_option(values: Mapping[str, OptionValue], name: str) -> str:
+    """The value of a ``CHOICE`` option from ``GameInfo.resolve_options``."""
+    value = values[name]
+    if not isinstance(value, str):
+        raise TypeError(f"option {name} is not a choice")
+    return value
+
+
+def int_list_option(values: Mapping[str, OptionValue], name: str) -> tuple[int, ...]:
+    """The value of an ``INT_LIST`` option from ``GameInfo.resolve_options``."""
+    value = values[name]
+    if not isinstance(value, tuple) or not all(isinstance(item, int) for item in value):
+        raise TypeError(f"option {name} is not a list of ints")
+    return tuple(int(item) for item in value)
+
+
+def choice_list_option(values: Mapping[str, OptionValue], name: str) -> tuple[str, ...]:
+    """The value of a ``CHOICE_LIST`` option from ``GameInfo.resolve_options``."""
+    value = values[name]
+    if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"option {name} is not a list of choices")
+    return tuple(str(item) for item in value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +486,12 @@ class GameInfo:
     seat_ranges: tuple[SeatRange, ...] = ()
     """Narrower seat ranges under particular option values (``min_seats``..``max_seats``
     is the range over every choice of options)."""
+    score_name: str = "points"
+    """What ``Outcome.scores`` count, in the game's words (Take 5: ``"heads"``)."""
+    lower_is_better: bool = False
+    """Whether the lowest score wins (Take 5, Beverbende) rather than the highest."""
+    decks: tuple[DeckSpec, ...] = ()
+    """The game's named decks, the first being the one a plain preset sequence means."""
 
     def seats_for(self, given: Mapping[str, str]) -> tuple[int, int]:
         """The (min, max) seats that ``new`` accepts with these options."""
@@ -263,7 +502,7 @@ class GameInfo:
                 low, high = max(low, seat_range.min_seats), min(high, seat_range.max_seats)
         return low, high
 
-    def resolve_options(self, given: Mapping[str, str]) -> dict[str, int | bool | str]:
+    def resolve_options(self, given: Mapping[str, str]) -> dict[str, OptionValue]:
         """Every option typed, defaults filled in; unknown names are an error, never ignored."""
         known = {spec.name: spec for spec in self.options}
         unknown = sorted(set(given) - set(known))
@@ -275,9 +514,9 @@ class GameInfo:
 
     def canonical_options(self, given: Mapping[str, str]) -> dict[str, str]:
         """Every option as canonical text, defaults filled in (what a match record stores)."""
+        specs = {spec.name: spec for spec in self.options}
         return {
-            name: ("true" if value else "false") if isinstance(value, bool) else str(value)
-            for name, value in self.resolve_options(given).items()
+            name: specs[name].text(value) for name, value in self.resolve_options(given).items()
         }
 
 
@@ -296,11 +535,24 @@ class Outcome:
     termination: str = "normal"
 
     @staticmethod
-    def from_scores(scores: Sequence[int], lower_is_better: bool) -> Outcome:
-        """Ranks and utilities from per-seat scores; equal scores share a rank."""
+    def from_keys(
+        scores: Sequence[int],
+        keys: Sequence[Sequence[int]],
+        lower_is_better: bool,
+        termination: str = "normal",
+    ) -> Outcome:
+        """Ranks and utilities from one key per seat, compared as tuples; equal keys share.
+
+        A key is the score followed by the game's tie-breaks, each oriented like the score:
+        Karel Kakelaar (highest worms, then fewest cards in hand) ranks by
+        ``(worms, -cards_in_hand)``; Sneaky Bastard by ``(houses, money)``. With
+        ``lower_is_better`` the smallest key is best. ``scores`` are carried as given.
+        """
         n = len(scores)
+        if len(keys) != n:
+            raise ValueError(f"{len(keys)} keys for {n} scores")
         sign = 1 if lower_is_better else -1
-        keyed = [sign * s for s in scores]
+        keyed = [tuple(sign * part for part in key) for key in keys]
         ranks = tuple(1 + sum(1 for other in keyed if other < mine) for mine in keyed)
         if n == 1:
             utilities: tuple[float, ...] = (0.0,)
@@ -309,22 +561,85 @@ class Outcome:
                 (sum(1 for o in keyed if o > mine) - sum(1 for o in keyed if o < mine)) / (n - 1)
                 for mine in keyed
             )
-        return Outcome(tuple(scores), ranks, utilities)
+        return Outcome(tuple(scores), ranks, utilities, termination)
+
+    @staticmethod
+    def from_scores(scores: Sequence[int], lower_is_better: bool) -> Outcome:
+        """Ranks and utilities from per-seat scores alone; equal scores share a rank."""
+        return Outcome.from_keys(scores, [(score,) for score in scores], lower_is_better)
+
+
+# --------------------------------------------------------------------------- legality
+
+
+A_ = TypeVar("A_")
+
+
+def refuse_unless_legal(
+    legal: Collection[A_], action: A_, why: Callable[[], EngineError | None]
+) -> None:
+    """The head of every ``apply``: accept exactly the actions ``legal_actions`` lists.
+
+    ``why`` is only a diagnostic: it runs after the action is already known to be illegal
+    and names the rule (``not_in_hand``, ``wrong_phase``, ...). It can never make an
+    illegal action legal; if it finds no reason, the refusal is the generic
+    ``IllegalAction`` with rule ``not_legal``.
+    """
+    if action in legal:
+        return
+    raise why() or IllegalAction("that action is not legal now", rule="not_legal")
+
+
+def refusal(game: GameAny, state: Any, seat: int, action: Any) -> EngineError | None:
+    """Why ``apply`` would refuse ``action`` from ``seat`` (the error), or None if it would
+    accept it. The state is never changed."""
+    try:
+        game.apply(state, seat, action)
+    except EngineError as error:
+        return error
+    return None
 
 
 # --------------------------------------------------------------------------- interface
 
 S = TypeVar("S")
 A = TypeVar("A")
-O_co = TypeVar("O_co", covariant=True)  # the observation type: only ever returned
+Obs = TypeVar("Obs")  # the observation type (invariant: sample_world takes one back)
 
 
 @runtime_checkable
-class Game(Protocol[S, A, O_co]):
+class Game(Protocol[S, A, Obs]):
     """The interface of one game's rules. Every game module exports one ``GAME``.
 
-    ``apply`` is the only mutator: it validates, and on an illegal action raises and leaves
-    the given state unchanged (states are immutable values, so it cannot change them).
+    **Legality has one source.** ``legal_actions`` is the complete list; ``apply`` accepts
+    exactly what it lists and nothing else. The pattern (Take 5 follows it)::
+
+        def apply(self, state, seat, action):
+            refuse_unless_legal(self.legal_actions(state, seat), action,
+                                lambda: self._why_illegal(state, seat, action))
+            ...play it...
+
+    ``_why_illegal`` only names the rule for a refusal (malformed → ``InvalidAction``,
+    wrong seat → ``NotYourTurn``, ended → ``GameOver``, otherwise ``IllegalAction`` with a
+    rule id); it never decides legality, so the two cannot drift apart. It must depend
+    only on what ``seat`` knows, so that its answer is the same in every world the seat
+    considers possible (the D3 leak test). ``apply`` never changes a state it was given.
+
+    **Observations.** ``observe(state, seat)`` is everything that may leave the server for
+    that seat; ``observe(state, None)`` is the spectator's part. Every observation is a
+    frozen value that
+
+    * has a ``phase`` (an enum with string values) and a ``seat``;
+    * carries the public history of the current deal (bids, revealed choices, cards played
+      and taken, in order), so a bot never needs its own log and a reconnect loses nothing;
+    * carries the derived facts a player at the table would see or could work out at once
+      (a row's heads, a trick's winner, running scores, and what the public history
+      implies about hidden zones, such as the cards a seat is known to hold): they are
+      computed here, once, never again in the wire or a bot;
+    * is private exactly in its ``private_fields`` (a class attribute naming the fields a
+      seat sees beyond a spectator; Take 5: ``hand``, ``selected``). Every other field of
+      ``observe(state, seat)`` equals the same field of ``observe(state, None)``, which is
+      what lets the wire build the shared part of all views once.
     """
 
     info: GameInfo
@@ -334,13 +649,27 @@ class Game(Protocol[S, A, O_co]):
         options: Mapping[str, str],
         seats: int,
         rng: Rng,
-        presets: Sequence[Sequence[str]] = (),
+        presets: Presets = (),
     ) -> S:
-        """Set up and deal. ``presets`` are deck orders (card texts), one per deal."""
+        """Set up and deal. ``presets``: orders per named deck (module docstring), used first;
+        a plain sequence of orders means the first deck. ``InvalidOptions`` for bad options,
+        seat counts or presets. An ``automatic`` option's 0 is resolved here."""
         ...
 
     def to_act(self, state: S) -> tuple[int, ...]:
-        """The seats that must act now; several for a sealed simultaneous choice; () at the end."""
+        """The seats that must act now, ascending; () at the end.
+
+        What the runtime relies on (every game keeps it):
+
+        * Several seats means sealed simultaneous commitments: each ``apply`` records one
+          and changes nothing public except "seat k has committed"; when the last one
+          arrives the engine reveals and resolves them atomically. A commitment is final.
+        * A seat may stay in ``to_act`` over several steps of its own turn (draw, then
+          decide what to do with the card); each step is one action and gets the move
+          clock anew. The runtime never assumes the seat changes after an action.
+        * One seat means an ordinary turn; the game chooses no seat by itself (automatic
+          steps happen inside ``apply``).
+        """
         ...
 
     def legal_actions(self, state: S, seat: int) -> tuple[A, ...]:
@@ -348,23 +677,41 @@ class Game(Protocol[S, A, O_co]):
         ...
 
     def apply(self, state: S, seat: int, action: A) -> S:
-        """The state after ``seat`` plays ``action``; raises an :class:`EngineError` if illegal."""
+        """The state after ``seat`` plays ``action``, which must be in ``legal_actions``;
+        otherwise an :class:`EngineError` naming the rule (see the class docstring)."""
         ...
 
     def default_action(self, state: S, seat: int) -> A:
         """The documented move the server plays for ``seat`` when its clock runs out."""
         ...
 
-    def observe(self, state: S, seat: int | None) -> O_co:
+    def observe(self, state: S, seat: int | None) -> Obs:
         """What ``seat`` may know (``None``: a spectator, public information only)."""
         ...
 
+    def sample_world(self, observation: Obs, rng: Rng) -> S:
+        """A full state consistent with everything ``observation`` shows or its public
+        history implies: hidden cards dealt anew from ``rng`` (uniformly among the
+        possibilities the game tracks), future chance drawn from ``rng``, presets dropped.
+
+        It reads nothing but the observation, so a world can hold nothing its seat does not
+        know: ``observe(world, seat) == observation``. Search bots call it on their own
+        view; the leak tests call it through :meth:`determinize`."""
+        ...
+
     def determinize(self, state: S, seat: int, rng: Rng) -> S:
-        """A full state consistent with all ``seat`` knows, its hidden cards dealt anew."""
+        """``sample_world(observe(state, seat), rng)``; kept for callers that hold a state."""
+        ...
+
+    def rewind(self, state: S) -> tuple[S, tuple[tuple[int, A], ...]]:
+        """The state at the start of the current deal and the ``(seat, action)`` pairs played
+        since, in an order whose replay gives ``state`` back (sealed commitments in seat
+        order). The D1 test replays a sampled world's history this way: every action must be
+        legal there and the seat must see at every step what it saw in the real match."""
         ...
 
     def outcome(self, state: S) -> Outcome | None:
-        """Final scores, ranks and utilities; ``None`` while the game runs."""
+        """Final scores, ranks and utilities (:meth:`Outcome.from_keys`); None while running."""
         ...
 
     def action_text(self, action: A) -> str:
@@ -384,7 +731,7 @@ class Game(Protocol[S, A, O_co]):
         ...
 
     def deck(self, state: S) -> tuple[str, ...]:
-        """Every card of the game's deck (texts, sorted); the conservation law's total."""
+        """Every card of all the game's decks (texts, sorted); the conservation law's total."""
         ...
 
     def zones(self, state: S) -> Mapping[str, tuple[str, ...]]:
@@ -392,7 +739,14 @@ class Game(Protocol[S, A, O_co]):
         ...
 
     def max_actions(self, state: S) -> int:
-        """An upper bound on the number of actions of a whole game from its initial state."""
+        """A finite upper bound on the number of actions of a whole game from its initial state.
+
+        Every game is finite. Where the rules put no bound on a game's length (Beverbende's
+        rounds end only when someone knocks), the game has a safety-limit option (an
+        ``INT`` such as ``turn_limit``, with a finite default and maximum) after which the
+        deal or game ends by a documented rule and ``Outcome.termination`` is ``"limit"``;
+        the bound counts that limit in.
+        """
         ...
 
 

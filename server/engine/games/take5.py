@@ -28,14 +28,29 @@ the win (D4).
 
 Actions, as text: ``select:<card>`` and ``row:<n>`` with rows numbered 1..rows as in the
 rules. Clock defaults (server decision, rules section 5): select the lowest card in hand;
-choose the row with the fewest cattle heads, ties to the lowest row number.
+choose the row with the fewest cattle heads, ties to the lowest row number. ``apply``
+accepts exactly ``legal_actions``; ``_why_illegal`` only names the rule of a refusal
+(``wrong_game``, ``no_such_seat``, ``game_over``, ``no_such_card``, ``wrong_phase``,
+``already_selected``, ``not_in_hand``, ``no_such_row``, ``not_your_turn``).
 
-What each seat sees: its own hand and its own sealed selection; everyone's hand sizes and
-who has committed; the rows; the revealed cards of the current turn and the cards still to
-place; every penalty pile with its cards and heads (D3: they were public when taken); the
-public history of the current deal (each turn's revealed cards and placements, with the
-cards taken); the scores of finished deals. Spectators see the same minus any hand.
-Nobody sees the unused cards, another seat's hand or sealed card, or a future deal.
+The deck and presets: one named deck, ``pack`` (cards ``"1"``..``"32"`` or ``"104"``),
+shuffled before every deal. A preset order of the pack, top card first, is dealt like
+this: seat 0 gets the first ``hand size`` cards, seat 1 the next ``hand size``, and so on
+(each hand is then kept sorted); the next cards start rows 1, 2, 3 (and 4 in the full
+edition), one card each; the rest are set aside unused. Example, trial edition with 3
+seats (9 cards each): positions 1-9 to seat 0, 10-18 to seat 1, 19-27 to seat 2, 28-30
+start rows 1-3, 31-32 unused. The n-th preset is the n-th deal's order; deals after the
+last preset are shuffled by the match's ``Rng``.
+
+What each seat sees: its own hand and its own sealed selection (``private_fields``);
+everyone's hand sizes and who has committed; the rows; the revealed cards of the current
+turn and the cards still to place; every penalty pile with its cards and heads (D3: they
+were public when taken); the public history of the current deal (each turn's revealed
+cards and placements, with the cards taken); the scores of finished deals and the running
+totals. Spectators see the same minus any hand. Nobody sees the unused cards, another
+seat's hand or sealed card, or a future deal. The public history implies nothing about
+the hidden cards beyond what is visible (a card seen is on the table or in a penalty pile),
+so :meth:`Take5.sample_world` deals the cards not visible anew, uniformly.
 
 rules_version history:
 
@@ -47,11 +62,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
     Dealer,
+    DeckSpec,
+    EngineError,
     GameInfo,
     GameOver,
     IllegalAction,
@@ -61,8 +78,13 @@ from speeltafel.server.engine.core import (
     OptionKind,
     OptionSpec,
     Outcome,
+    Presets,
     Rng,
     SeatRange,
+    choice_option,
+    int_option,
+    named_presets,
+    refuse_unless_legal,
 )
 
 ROW_LIMIT = 5  # a row holds at most five cards; the sixth takes them
@@ -188,6 +210,8 @@ class Take5State:
 class Take5Observation:
     """What one seat (or a spectator, ``seat=None``) may know."""
 
+    private_fields: ClassVar[tuple[str, ...]] = ("hand", "selected")
+
     seat: int | None
     edition: Edition
     deal: int
@@ -209,6 +233,13 @@ class Take5Observation:
 
 
 _STATE_HEADER = {"game": "take5", "format": 1}
+
+# Every action there is, built once: legal_actions runs inside every apply.
+_SELECTS = {c: Take5Action(ActionKind.SELECT, c) for c in range(1, LAYOUTS[Edition.FULL].cards + 1)}
+_ROWS = {
+    n: tuple(Take5Action(ActionKind.ROW, r) for r in range(1, n + 1))
+    for n in {layout.rows for layout in LAYOUTS.values()}
+}
 
 
 _FIELDS = tuple(f.name for f in fields(Take5State))
@@ -259,6 +290,15 @@ class Take5:
         simultaneous=True,
         description="Sealed simultaneous card choices; the sixth card in a row takes it. "
         "Fewest cattle heads wins.",
+        score_name="heads",
+        lower_is_better=True,
+        decks=(
+            DeckSpec(
+                "pack",
+                "cards 1..32 (trial) or 1..104 (full), shuffled before every deal; a preset "
+                "deals hands seat by seat from the top, then one card per row, the rest unused",
+            ),
+        ),
     )
 
     # ------------------------------------------------------------------ setup
@@ -268,11 +308,11 @@ class Take5:
         options: Mapping[str, str],
         seats: int,
         rng: Rng,
-        presets: Sequence[Sequence[str]] = (),
+        presets: Presets = (),
     ) -> Take5State:
-        """A match with its first deal made."""
+        """A match with its first deal made; presets of the ``pack`` as the module says."""
         resolved = self.info.resolve_options(options)
-        edition = Edition(str(resolved["edition"]))
+        edition = Edition(choice_option(resolved, "edition"))
         layout = LAYOUTS[edition]
         if not layout.min_seats <= seats <= layout.max_seats:
             raise InvalidOptions(
@@ -281,12 +321,13 @@ class Take5:
                 rule="seat_count",
             )
         deck = tuple(str(c) for c in range(1, layout.cards + 1))
-        dealer = Dealer.checked(rng, presets, deck)
+        pack = named_presets(self.info.decks, presets).get("pack", ())
+        dealer = Dealer.checked(rng, pack, deck)
         empty: tuple[tuple[int, ...], ...] = tuple(() for _ in range(seats))
         state = Take5State(
             edition=edition,
-            deals=int(resolved["deals"]),
-            end_score=int(resolved["end_score"]),
+            deals=int_option(resolved, "deals"),
+            end_score=int_option(resolved, "end_score"),
             seats=seats,
             dealer=dealer,
             deal=0,
@@ -338,11 +379,13 @@ class Take5:
 
     def legal_actions(self, state: Take5State, seat: int) -> tuple[Take5Action, ...]:
         """Every card in hand while selecting; every row for the chooser."""
-        if seat not in self.to_act(state):
-            return ()
         if state.phase is Phase.SELECT:
-            return tuple(Take5Action(ActionKind.SELECT, c) for c in state.hands[seat])
-        return tuple(Take5Action(ActionKind.ROW, r) for r in range(1, len(state.rows) + 1))
+            if not 0 <= seat < state.seats or state.selected[seat] is not None:
+                return ()
+            return tuple([_SELECTS[c] for c in state.hands[seat]])
+        if state.phase is Phase.ROW_CHOICE and seat == state.to_place[0][1]:
+            return _ROWS[len(state.rows)]
+        return ()
 
     def default_action(self, state: Take5State, seat: int) -> Take5Action:
         """Lowest card in hand; or the row with the fewest heads, ties to the lowest number."""
@@ -356,38 +399,38 @@ class Take5:
     # ------------------------------------------------------------------ the mutator
 
     def apply(self, state: Take5State, seat: int, action: Take5Action) -> Take5State:
-        """Validate and play one action; the given state is never changed."""
-        self._validate(state, seat, action)
+        """Play one of ``legal_actions``; the given state is never changed."""
+        refuse_unless_legal(
+            self.legal_actions(state, seat), action, lambda: self._why_illegal(state, seat, action)
+        )
         if action.kind is ActionKind.SELECT:
             return self._select(state, seat, action.value)
         return self._choose_row(state, action.value)
 
-    def _validate(self, state: Take5State, seat: int, action: Take5Action) -> None:
+    def _why_illegal(self, state: Take5State, seat: int, action: Take5Action) -> EngineError | None:
+        """The rule an action not in ``legal_actions`` breaks (a diagnostic only)."""
         if not isinstance(action, Take5Action):
-            raise InvalidAction("not a Take 5 action", rule="wrong_game")
+            return InvalidAction("not a Take 5 action", rule="wrong_game")
         if not 0 <= seat < state.seats:
-            raise InvalidAction(f"there is no seat {seat}", rule="no_such_seat")
+            return InvalidAction(f"there is no seat {seat}", rule="no_such_seat")
         if state.phase is Phase.OVER:
-            raise GameOver("the match is over")
+            return GameOver("the match is over")
         if action.kind is ActionKind.SELECT:
             if not 1 <= action.value <= LAYOUTS[state.edition].cards:
-                raise InvalidAction(f"there is no card {action.value}", rule="no_such_card")
+                return InvalidAction(f"there is no card {action.value}", rule="no_such_card")
             if state.phase is not Phase.SELECT:
-                raise IllegalAction("cards are not being selected now", rule="wrong_phase")
+                return IllegalAction("cards are not being selected now", rule="wrong_phase")
             if state.selected[seat] is not None:
-                raise IllegalAction(
+                return IllegalAction(
                     "you have already selected a card this turn; it is final",
                     rule="already_selected",
                 )
-            if action.value not in state.hands[seat]:
-                raise IllegalAction(f"card {action.value} is not in your hand", rule="not_in_hand")
-            return
+            return IllegalAction(f"card {action.value} is not in your hand", rule="not_in_hand")
         if not 1 <= action.value <= len(state.rows):
-            raise InvalidAction(f"there is no row {action.value}", rule="no_such_row")
+            return InvalidAction(f"there is no row {action.value}", rule="no_such_row")
         if state.phase is not Phase.ROW_CHOICE:
-            raise IllegalAction("no row is to be chosen now", rule="wrong_phase")
-        if seat != state.to_place[0][1]:
-            raise NotYourTurn("another seat chooses the row now")
+            return IllegalAction("no row is to be chosen now", rule="wrong_phase")
+        return NotYourTurn("another seat chooses the row now")
 
     def _select(self, state: Take5State, seat: int, card: int) -> Take5State:
         hands = list(state.hands)
@@ -494,41 +537,104 @@ class Take5:
             history=state.history,
         )
 
-    def determinize(self, state: Take5State, seat: int, rng: Rng) -> Take5State:
-        """Other hands, their sealed cards, the unused cards and future deals re-dealt."""
-        pool: list[int] = list(state.unused)
-        for other in range(state.seats):
-            if other != seat:
-                pool.extend(state.hands[other])
-                card = state.selected[other]
-                if card is not None:
-                    pool.append(card)
-        shuffled, rng = rng.shuffle(sorted(pool))
+    def sample_world(self, observation: Take5Observation, rng: Rng) -> Take5State:
+        """The visible cards where the observation shows them; every other card (other
+        hands, others' sealed cards, the unused cards) dealt anew from ``rng``; future deals
+        from ``rng`` too."""
+        obs = observation
+        seats = len(obs.hand_sizes)
+        own = obs.seat if obs.seat is not None and 0 <= obs.seat < seats else None
+        visible = {c for row in obs.rows for c in row}
+        visible.update(c for pile in obs.penalties for c in pile)
+        visible.update(c for c, _ in obs.to_place)
+        visible.update(obs.hand)
+        if obs.selected is not None:
+            visible.add(obs.selected)
+        pool = [c for c in range(1, LAYOUTS[obs.edition].cards + 1) if c not in visible]
+        shuffled, rng = rng.shuffle(pool)
         cards = list(shuffled)
-        hands = list(state.hands)
-        selected = list(state.selected)
-        for other in range(state.seats):
-            if other == seat:
+        hands: list[tuple[int, ...]] = []
+        selected: list[int | None] = []
+        for other in range(seats):
+            if other == own:
+                hands.append(obs.hand)
+                selected.append(obs.selected)
                 continue
-            size = len(state.hands[other])
-            hands[other] = tuple(sorted(cards[:size]))
+            size = obs.hand_sizes[other]
+            hands.append(tuple(sorted(cards[:size])))
             del cards[:size]
-            if selected[other] is not None:
-                selected[other] = cards.pop(0)
-        future = Dealer(rng.derive("future deals"), (), state.dealer.deals_made)
-        return replace(
-            state,
+            selected.append(cards.pop(0) if obs.committed[other] else None)
+        return Take5State(
+            edition=obs.edition,
+            deals=obs.deals,
+            end_score=obs.end_score,
+            seats=seats,
+            dealer=Dealer(rng.derive("future deals"), (), obs.deal),
+            deal=obs.deal,
+            turn=obs.turn,
+            phase=obs.phase,
+            rows=obs.rows,
             hands=tuple(hands),
-            selected=tuple(selected),
             unused=tuple(cards),
-            dealer=future,
+            selected=tuple(selected),
+            to_place=obs.to_place,
+            penalties=obs.penalties,
+            deal_scores=obs.deal_scores,
+            history=obs.history,
         )
+
+    def determinize(self, state: Take5State, seat: int, rng: Rng) -> Take5State:
+        """``sample_world(observe(state, seat), rng)``."""
+        return self.sample_world(self.observe(state, seat), rng)
+
+    def rewind(self, state: Take5State) -> tuple[Take5State, tuple[tuple[int, Take5Action], ...]]:
+        """The deal's first state (placements undone, revealed and sealed cards back in hand)
+        and the selections and row choices since, each turn's selections in seat order."""
+        hands = [list(hand) for hand in state.hands]
+        rows = [tuple(row) for row in state.rows]
+        penalties = [list(pile) for pile in state.penalties]
+        for turn in reversed(state.history):
+            for placement in reversed(turn.placements):
+                index = placement.row - 1
+                if placement.taken:
+                    rows[index] = placement.taken
+                    for card in placement.taken:
+                        penalties[placement.seat].remove(card)
+                else:
+                    rows[index] = rows[index][:-1]
+            for seat, card in turn.revealed:
+                hands[seat].append(card)
+        actions: list[tuple[int, Take5Action]] = []
+        for turn in state.history:
+            actions.extend((s, Take5Action(ActionKind.SELECT, c)) for s, c in turn.revealed)
+            actions.extend(
+                (p.seat, Take5Action(ActionKind.ROW, p.row)) for p in turn.placements if p.chosen
+            )
+        for seat, sealed in enumerate(state.selected):
+            if sealed is not None:
+                hands[seat].append(sealed)
+                actions.append((seat, Take5Action(ActionKind.SELECT, sealed)))
+        over = state.phase is Phase.OVER
+        start = _evolve(
+            state,
+            turn=1,
+            phase=Phase.SELECT,
+            rows=tuple(rows),
+            hands=tuple(tuple(sorted(hand)) for hand in hands),
+            selected=(None,) * state.seats,
+            to_place=(),
+            penalties=tuple(tuple(pile) for pile in penalties),
+            deal_scores=state.deal_scores[:-1] if over else state.deal_scores,
+            history=(),
+        )
+        return start, tuple(actions)
 
     def outcome(self, state: Take5State) -> Outcome | None:
         """Totals of cattle heads; the lowest total wins, ties share."""
         if state.phase is not Phase.OVER:
             return None
-        return Outcome.from_scores(_totals(state), lower_is_better=True)
+        totals = _totals(state)
+        return Outcome.from_keys(totals, [(t,) for t in totals], self.info.lower_is_better)
 
     # ------------------------------------------------------------------ text and bytes
 
