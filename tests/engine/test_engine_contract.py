@@ -1,13 +1,20 @@
 """The contract every registered game must keep, checked through the Game protocol only.
 
+The games are every registered game plus the toy game of ``toy_game.py`` (registered
+here only), which uses what Take 5 does not: list options, an automatic option, tie-break
+keys, two named decks with a partial reshuffle, and a seat acting over two steps.
+
 The matrix is every game x every combination of its CHOICE options x every seat count
 in its declared range; combinations that ``new`` refuses with InvalidOptions are not
-configurations of the game and are left out. Random playouts then check the C8 and D1-D4
-properties of shared/reliability.md at every step.
+configurations of the game and are left out. A second matrix varies one option at a time
+over every kind: each bool both ways, each int at its minimum, default and maximum (and 0
+when automatic), each choice, each list at its default and at variants. Random playouts
+then check the C8 and D1-D4 properties of shared/reliability.md at every step.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import random
@@ -17,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import toy_game  # tests/engine is on sys.path (pytest rootdir-relative import)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,15 +35,23 @@ from speeltafel.server.engine.core import (
     InvalidAction,
     InvalidOptions,
     OptionKind,
+    OptionSpec,
     Outcome,
     Rng,
 )
-from speeltafel.server.engine.registry import GAMES, get_game
+from speeltafel.server.engine.registry import GAMES
+from speeltafel.server.engine.registry import get_game as registered_game
+
+CONTRACT_GAMES: dict[str, GameAny] = {**GAMES, toy_game.GAME.info.game_id: toy_game.GAME}
+
+
+def get_game(game_id: str) -> GameAny:
+    return CONTRACT_GAMES[game_id]
 
 
 def configurations() -> Iterator[Any]:
-    for game_id in sorted(GAMES):
-        game = GAMES[game_id]
+    for game_id in sorted(CONTRACT_GAMES):
+        game = CONTRACT_GAMES[game_id]
         choices = [spec for spec in game.info.options if spec.kind is OptionKind.CHOICE]
         for values in itertools.product(*(spec.choices for spec in choices)):
             options = {spec.name: value for spec, value in zip(choices, values, strict=True)}
@@ -49,6 +65,54 @@ def configurations() -> Iterator[Any]:
 
 
 CONFIGURATIONS = list(configurations())
+
+
+def option_variants(spec: OptionSpec) -> list[str]:
+    """The texts of ``spec`` the contract plays: every kind of option, at its edges."""
+    if spec.kind is OptionKind.BOOL:
+        return ["true", "false"]
+    if spec.kind is OptionKind.CHOICE:
+        return list(spec.choices)
+    if spec.kind is OptionKind.INT:
+        edges = [spec.minimum, int(spec.default), spec.maximum, 0 if spec.automatic else None]
+        return list(dict.fromkeys(str(v) for v in edges if v is not None))
+    default = list(spec.parse(spec.default))  # type: ignore[arg-type]
+    items: list[Any] = (
+        list(spec.choices) if spec.kind is OptionKind.CHOICE_LIST else [spec.minimum, spec.maximum]
+    )
+    variants = [default]
+    if default:
+        variants += [[item] * len(default) for item in items]
+        variants.append(default[::-1])
+    if len(default) > spec.min_items:
+        variants.append(default[:-1])
+    if spec.max_items is not None and len(default) < spec.max_items:
+        variants.append([*default, default[0] if default else items[0]])
+    texts = [",".join(str(item) for item in variant) for variant in variants]
+    return list(dict.fromkeys(texts))
+
+
+def variant_configurations() -> Iterator[Any]:
+    """One option at a time at each of its variants, at the fewest seats that take it."""
+    for game_id in sorted(CONTRACT_GAMES):
+        game = CONTRACT_GAMES[game_id]
+        for spec in game.info.options:
+            for text in option_variants(spec):
+                if text == spec.default:
+                    continue
+                options = {spec.name: text}
+                low, high = game.info.seats_for(options)
+                for seats in range(low, high + 1):
+                    try:
+                        game.new(options, seats, Rng(b"probe"))
+                    except InvalidOptions:
+                        continue
+                    label = f"{spec.name}={text}"
+                    yield pytest.param(game, options, seats, id=f"{game_id}[{label}]-{seats}")
+                    break
+
+
+VARIANT_CONFIGURATIONS = list(variant_configurations())
 
 
 @dataclass
@@ -102,20 +166,43 @@ def error_of(game: GameAny, state: Any, seat: int, action: Any) -> tuple[str, st
 
 def test_the_matrix_covers_every_registered_game() -> None:
     covered = {param.values[0].info.game_id for param in CONFIGURATIONS}
-    assert covered == set(GAMES)
+    assert covered == set(CONTRACT_GAMES)
     assert GAMES, "no game is registered"
+    assert set(GAMES) < set(CONTRACT_GAMES)
 
 
-@pytest.mark.parametrize("game_id", sorted(GAMES))
+def test_the_variant_matrix_plays_every_value_of_every_option() -> None:
+    """Every bool, int edge and choice is a value some seat count accepts; every list
+    option has at least one accepted variant besides its default."""
+    played = {
+        (param.values[0].info.game_id, *next(iter(param.values[1].items())))
+        for param in VARIANT_CONFIGURATIONS
+    }
+    for game_id, game in CONTRACT_GAMES.items():
+        for spec in game.info.options:
+            others = [text for text in option_variants(spec) if text != spec.default]
+            accepted = [text for text in others if (game_id, spec.name, text) in played]
+            if spec.kind in (OptionKind.INT_LIST, OptionKind.CHOICE_LIST):
+                assert accepted, f"{game_id}: no variant of list option {spec.name} is playable"
+            else:
+                assert accepted == others, f"{game_id}: {spec.name} refuses {others}"
+
+
+@pytest.mark.parametrize("game_id", sorted(CONTRACT_GAMES))
 def test_game_info_is_consistent(game_id: str) -> None:
     game = get_game(game_id)
     info = game.info
     assert info.game_id == game_id
     assert 1 <= info.min_seats <= info.max_seats
     assert info.rules_version >= 1
+    assert info.score_name
+    assert isinstance(info.lower_is_better, bool)
+    assert info.decks, "every card game declares its decks"
+    assert len({deck.name for deck in info.decks}) == len(info.decks)
     assert len({spec.name for spec in info.options}) == len(info.options)
     for spec in info.options:
-        spec.parse(spec.default)  # every default is a valid value
+        value = spec.parse(spec.default)  # every default is a valid value
+        assert spec.text(value) == spec.default, "a default is written canonically"
         if spec.kind is OptionKind.CHOICE:
             assert spec.default in spec.choices
     with pytest.raises(InvalidOptions):
@@ -125,7 +212,23 @@ def test_game_info_is_consistent(game_id: str) -> None:
     with pytest.raises(InvalidOptions):
         game.new({}, info.min_seats - 1, Rng(b"x"))
     with pytest.raises(InvalidOptions):
-        get_game(game_id + "-unknown")
+        registered_game(game_id + "-unknown")
+
+
+@pytest.mark.parametrize("game_id", sorted(CONTRACT_GAMES))
+def test_presets_are_checked_and_the_plain_form_means_the_first_deck(game_id: str) -> None:
+    game = get_game(game_id)
+    info = game.info
+    seats = info.seats_for({})[0]
+    with pytest.raises(InvalidOptions):
+        game.new({}, seats, Rng(b"x"), {"no such deck": [["1"]]})
+    with pytest.raises(InvalidOptions):
+        game.new({}, seats, Rng(b"x"), {info.decks[0].name: [["not a card"]]})
+    with pytest.raises(InvalidOptions):
+        game.new({}, seats, Rng(b"x"), [["not a card"]])
+    # Presets are orders, top card first: a deck of one card is never a whole deck.
+    with pytest.raises(InvalidOptions):
+        game.new({}, seats, Rng(b"x"), {info.decks[-1].name: [[]]})
 
 
 # --------------------------------------------------------------------------- C8 playouts
@@ -152,8 +255,31 @@ def check_illegal_actions(
         if action not in game.legal_actions(state, seat):
             pairs.append((seat, action))
     for seat, action in pairs:
-        with pytest.raises(EngineError):
+        with pytest.raises(EngineError) as refused:
             game.apply(state, seat, action)
+        assert refused.value.rule != "not_legal", "a refusal names the rule it applies"
+
+
+def check_observation_contract(game: GameAny, state: Any, seats: int) -> None:
+    """Every observation has a phase and a history; a seat's observation is the
+    spectator's plus exactly its ``private_fields``."""
+    public = game.observe(state, None)
+    private = set(type(public).private_fields) | {"seat"}
+    names = [f.name for f in dataclasses.fields(public)]
+    assert {"phase", "history", "seat"} <= set(names)
+    assert public.seat is None
+    assert isinstance(public.phase.value, str)
+    hash(public)  # a frozen value, tuples inside
+    for seat in range(seats):
+        view = game.observe(state, seat)
+        assert type(view) is type(public)
+        assert view.seat == seat
+        for name in names:
+            if name not in private:
+                assert getattr(view, name) == getattr(public, name), (
+                    f"field {name} differs between seat {seat} and a spectator but is not "
+                    "declared in private_fields"
+                )
 
 
 @pytest.mark.parametrize(("game", "options", "seats"), CONFIGURATIONS)
@@ -162,9 +288,23 @@ def check_illegal_actions(
 def test_random_playouts_keep_the_contract(
     game: GameAny, options: dict[str, str], seats: int, seed: int
 ) -> None:
-    setup = Setup(game, options, seats, seed)
+    play_and_check(Setup(game, options, seats, seed))
+
+
+@pytest.mark.parametrize(("game", "options", "seats"), VARIANT_CONFIGURATIONS)
+def test_every_option_value_keeps_the_contract(
+    game: GameAny, options: dict[str, str], seats: int
+) -> None:
+    play_and_check(Setup(game, options, seats, 5))
+    check_hidden_information(Setup(game, options, seats, 6), fraction=0.1)
+
+
+def play_and_check(setup: Setup) -> None:
+    """One random playout with the contract checked at every step."""
+    game, seats = setup.game, setup.seats
     start = setup.new()
     limit = game.max_actions(start)
+    assert isinstance(limit, int) and 0 < limit < 10**7, "max_actions is a finite bound"
     recent: deque[Any] = deque(maxlen=40)  # actions legal in earlier states
     played: list[tuple[int, Any]] = []
     state = start
@@ -186,6 +326,7 @@ def test_random_playouts_keep_the_contract(
                     assert game.parse_action(game.action_text(a)) == a
             legal_now.extend(legal)
         assert_conserved(game, state)
+        check_observation_contract(game, state, seats)
         # Serialisation and "nothing changes the given state" at random points (the codec
         # is the slow part of a step).
         data = None
@@ -256,7 +397,7 @@ def spliced_text(game: GameAny) -> st.SearchStrategy[str]:
     return st.one_of(st.text(max_size=30), real, cut)
 
 
-@pytest.mark.parametrize("game_id", sorted(GAMES))
+@pytest.mark.parametrize("game_id", sorted(CONTRACT_GAMES))
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_parse_action_names_an_action_or_raises_invalid_action(
@@ -288,8 +429,10 @@ def check_determinize(setup: Setup, state: Any, step: int, next_actions: dict[in
         tag = b"%d/%d/%d" % (setup.seed, step, seat)
         world = game.determinize(state, seat, Rng(b"world A/" + tag))
 
-        # D1: the seat cannot tell its world from the real one.
+        # D1: the seat cannot tell its world from the real one, which is sampled from its
+        # observation alone.
         view = game.observe(state, seat)
+        assert game.sample_world(view, Rng(b"world A/" + tag)) == world
         assert game.observe(world, seat) == view
         assert game.to_act(world) == to_act
         assert game.legal_actions(world, seat) == game.legal_actions(state, seat)
@@ -307,9 +450,19 @@ def check_determinize(setup: Setup, state: Any, step: int, next_actions: dict[in
             # determinize is a function of its inputs, and its worlds serialise.
             assert game.determinize(state, seat, Rng(b"world A/" + tag)) == world
             assert game.decode(game.encode(world)) == world
+            # A spectator's world keeps everything public.
+            public = game.observe(state, None)
+            spectators_world = game.sample_world(public, Rng(b"world C/" + tag))
+            assert game.observe(spectators_world, None) == public
+            assert_conserved(game, spectators_world)
+            check_replay(game, state, spectators_world, None)
+            # D1: the history the seat saw replays in its world, step by step.
+            check_replay(game, state, world, seat)
 
         # D1: the seat's next action is legal in its world too, and as long as the public
-        # view stays equal, so does the seat's own view.
+        # view stays equal, so does the seat's own view; except where chance shows the
+        # seat new cards: a step within a turn of several (a card drawn from a hidden
+        # pile) and the action that ends a deal (the next deal's hands).
         if seat in to_act:
             action = next_actions.get(seat)
             if action not in game.legal_actions(state, seat):
@@ -321,7 +474,9 @@ def check_determinize(setup: Setup, state: Any, step: int, next_actions: dict[in
             public_equal = game.observe(real_after, None) == game.observe(world_after, None)
             if sealed:  # a commitment that revealed nothing
                 assert public_equal
-            if public_equal:
+            own_turn_goes_on = to_act == still == (seat,)
+            new_deal = not game.rewind(real_after)[1]
+            if public_equal and not own_turn_goes_on and not new_deal:
                 assert game.observe(real_after, seat) == game.observe(world_after, seat)
 
         # D3: the same requests get the same answers in every world the seat considers.
@@ -333,6 +488,34 @@ def check_determinize(setup: Setup, state: Any, step: int, next_actions: dict[in
             answer = error_of(game, state, seat, action)
             for other_world in worlds:
                 assert error_of(game, other_world, seat, action) == answer
+
+
+def check_replay(game: GameAny, real: Any, world: Any, seat: int | None) -> None:
+    """D1: rewound to the start of the deal, the world replays its history to itself, every
+    action legal, and at every step ``seat`` sees what it saw in the real match."""
+    real_start, real_actions = game.rewind(real)
+    start, actions = game.rewind(world)
+    assert [s for s, _ in actions] == [s for s, _ in real_actions]
+    assert game.observe(start, seat) == game.observe(real_start, seat)
+    for (acting, action), (_, real_action) in zip(actions, real_actions, strict=True):
+        assert action in game.legal_actions(start, acting)
+        start = game.apply(start, acting, action)
+        real_start = game.apply(real_start, acting, real_action)
+        assert game.observe(start, seat) == game.observe(real_start, seat)
+    assert start == world
+    assert real_start == real
+
+
+def check_rewind_of_the_real_match(
+    game: GameAny, steps: list[tuple[Any, int, Any]], step: int
+) -> None:
+    """``rewind`` of a real state gives the state where its deal started and the actions
+    played since (commitments may be reordered into seat order)."""
+    start, actions = game.rewind(steps[step][0])
+    begun = [i for i in range(step, -1, -1) if steps[i][0] == start]
+    assert begun, "rewind does not lead to a state of the match"
+    played = sorted((s, game.action_text(a)) for _, s, a in steps[begun[0] : step])
+    assert sorted((s, game.action_text(a)) for s, a in actions) == played
 
 
 def check_sealed_choices(setup: Setup, state: Any) -> None:
@@ -364,22 +547,33 @@ def test_hidden_information_does_not_leak(
     seeds = (11, 12) if seats <= 3 else (13,)
     sealed_steps = 0
     for seed in seeds:
-        setup = Setup(game, options, seats, seed)
-        steps = list(random_playout(setup))
-        for step, (state, _, _) in enumerate(steps):
-            before = game.encode(state) if setup.chooser.random() < 0.25 else None
-            pending = game.to_act(state)
-            nexts: dict[int, Any] = {}  # each seat's next action in this playout
-            for _, later_seat, later_action in steps[step:]:
-                if later_seat in pending and later_seat not in nexts:
-                    nexts[later_seat] = later_action
-                if len(nexts) == len(pending):
-                    break
-            check_determinize(setup, state, step, nexts)
-            if len(game.to_act(state)) > 1:
-                sealed_steps += 1
-            check_sealed_choices(setup, state)
-            if before is not None:
-                assert game.encode(state) == before, "determinize or apply changed the state"
+        sealed_steps += check_hidden_information(Setup(game, options, seats, seed))
     if game.info.simultaneous:
         assert sealed_steps > 0, "a simultaneous game never had several seats to act"
+
+
+def check_hidden_information(setup: Setup, fraction: float = 1.0) -> int:
+    """D1-D4 at (a ``fraction`` of) the steps of one random playout; the number of steps
+    with several seats to act."""
+    game = setup.game
+    sealed_steps = 0
+    steps = list(random_playout(setup))
+    for step, (state, _, _) in enumerate(steps):
+        if fraction < 1.0 and setup.chooser.random() >= fraction:
+            continue
+        before = game.encode(state) if setup.chooser.random() < 0.25 else None
+        pending = game.to_act(state)
+        nexts: dict[int, Any] = {}  # each seat's next action in this playout
+        for _, later_seat, later_action in steps[step:]:
+            if later_seat in pending and later_seat not in nexts:
+                nexts[later_seat] = later_action
+            if len(nexts) == len(pending):
+                break
+        check_determinize(setup, state, step, nexts)
+        check_rewind_of_the_real_match(game, steps, step)
+        if len(game.to_act(state)) > 1:
+            sealed_steps += 1
+        check_sealed_choices(setup, state)
+        if before is not None:
+            assert game.encode(state) == before, "determinize or apply changed the state"
+    return sealed_steps

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from speeltafel.server.engine.codec import decode_value, encode_value, from_plain, to_plain
 from speeltafel.server.engine.core import (
     Dealer,
+    Decks,
+    DeckSpec,
     EngineError,
     GameInfo,
     GameOver,
@@ -28,9 +30,19 @@ from speeltafel.server.engine.core import (
     OptionSpec,
     Outcome,
     Rng,
+    bool_option,
+    choice_list_option,
+    choice_option,
     commitment,
+    int_list_option,
+    int_option,
+    named_presets,
+    refusal,
+    refuse_unless_legal,
+    restrict,
     shuffle_key,
 )
+from speeltafel.server.engine.registry import GAME_NUMBERS, GAMES, action_field, view_field
 
 # --------------------------------------------------------------------------- Rng
 
@@ -485,3 +497,272 @@ def test_codec_refuses_types_it_does_not_know() -> None:
         to_plain({"a": 1})
     with pytest.raises(TypeError):
         from_plain(set, [1])
+
+
+# --------------------------------------------------------------------------- list options
+
+WORMS = OptionSpec(
+    "worms",
+    OptionKind.INT_LIST,
+    "6,6,5,5,4,4,3,3",
+    "worm counts",
+    minimum=0,
+    maximum=12,
+    min_items=8,
+    max_items=8,
+)
+SUITS = OptionSpec(
+    "suits",
+    OptionKind.CHOICE_LIST,
+    "",
+    "suits",
+    choices=("S", "C", "D", "H"),
+    min_items=0,
+    max_items=3,
+)
+ROUNDS = OptionSpec(
+    "rounds", OptionKind.INT, "0", "0: one per seat", minimum=1, maximum=9, automatic=True
+)
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "value"),
+    [
+        (WORMS, "6,6,5,5,4,4,3,3", (6, 6, 5, 5, 4, 4, 3, 3)),
+        (WORMS, "0,0,0,0,0,0,0,12", (0, 0, 0, 0, 0, 0, 0, 12)),
+        (SUITS, "", ()),
+        (SUITS, "H,S,H", ("H", "S", "H")),
+        (ROUNDS, "0", 0),
+        (ROUNDS, "1", 1),
+        (ROUNDS, "9", 9),
+    ],
+)
+def test_list_and_automatic_options_parse_and_write_canonically(
+    spec: OptionSpec, text: str, value: object
+) -> None:
+    assert spec.parse(text) == value
+    assert spec.text(spec.parse(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "words"),
+    [
+        (WORMS, "6,6,5,5,4,4,3", "fewer than 8 items"),
+        (WORMS, "6,6,5,5,4,4,3,3,1", "more than 8 items"),
+        (WORMS, "6,6,5,5,4,4,3,13", "above 12"),
+        (WORMS, "6,6,5,5,4,4,3,-1", "below 0"),
+        (WORMS, "6,6,5,5,4,4,3, 3", "not an integer"),
+        (WORMS, "6,6,5,5,4,4,3,+3", "not an integer"),
+        (WORMS, "6,6,5,5,4,4,3,", "not an integer"),
+        (WORMS, "6,6,5,5,4,4,3,٣", "not an integer"),
+        (SUITS, "H,X", "not one of S, C, D, H"),
+        (SUITS, "H,S,C,D", "more than 3 items"),
+        (ROUNDS, "10", "above 9"),
+        (ROUNDS, "-1", "below 1"),
+    ],
+)
+def test_list_and_automatic_options_refuse_bad_text(
+    spec: OptionSpec, text: str, words: str
+) -> None:
+    with pytest.raises(InvalidOptions) as raised:
+        spec.parse(text)
+    assert raised.value.message.startswith(f"option {spec.name}:")
+    assert words in raised.value.message
+
+
+def test_zero_is_only_allowed_for_an_automatic_option() -> None:
+    plain = OptionSpec("rounds", OptionKind.INT, "1", "rounds", minimum=1, maximum=9)
+    with pytest.raises(InvalidOptions):
+        plain.parse("0")
+    assert ROUNDS.parse("0") == 0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: OptionSpec("x", OptionKind.BOOL, "true", "x", automatic=True),
+        lambda: OptionSpec("x", OptionKind.CHOICE, "a", "x"),
+        lambda: OptionSpec("x", OptionKind.INT_LIST, "1", "x"),
+        lambda: OptionSpec("x", OptionKind.CHOICE_LIST, "a", "x", max_items=2),
+    ],
+)
+def test_a_malformed_option_spec_is_refused_when_defined(make: Callable[[], OptionSpec]) -> None:
+    with pytest.raises(ValueError):
+        make()
+
+
+def test_canonical_options_write_lists_and_typed_accessors_read_them() -> None:
+    info = GameInfo(
+        game_id="lists",
+        name="Lists",
+        rules_version=1,
+        min_seats=2,
+        max_seats=5,
+        options=(WORMS, SUITS, ROUNDS, FAST, EDITION),
+        simultaneous=False,
+        description="list options",
+    )
+    assert info.canonical_options({"suits": "D,C"}) == {
+        "worms": "6,6,5,5,4,4,3,3",
+        "suits": "D,C",
+        "rounds": "0",
+        "fast": "false",
+        "edition": "trial",
+    }
+    resolved = info.resolve_options({"worms": "1,2,3,4,5,6,7,8", "rounds": "4"})
+    assert int_list_option(resolved, "worms") == (1, 2, 3, 4, 5, 6, 7, 8)
+    assert choice_list_option(resolved, "suits") == ()
+    assert int_option(resolved, "rounds") == 4
+    assert bool_option(resolved, "fast") is False
+    assert choice_option(resolved, "edition") == "trial"
+    with pytest.raises(TypeError):
+        int_option(resolved, "fast")  # a bool is not an int here
+    with pytest.raises(TypeError):
+        int_list_option(resolved, "rounds")
+    assert info.score_name == "points" and info.lower_is_better is False and info.decks == ()
+
+
+# --------------------------------------------------------------------------- tie-breaks
+
+
+def test_outcome_from_keys_breaks_ties_by_the_later_parts_of_the_key() -> None:
+    # Karel Kakelaar scenario 9: 13 worms each, B holds fewer cards and wins.
+    karel = Outcome.from_keys((13, 13), [(13, -6), (13, -5)], lower_is_better=False)
+    assert karel.scores == (13, 13)
+    assert karel.ranks == (2, 1)
+    assert karel.utilities == (-1.0, 1.0)
+    # Sneaky Bastard: houses tie at 550, more money wins; a full tie is shared.
+    sneaky = Outcome.from_keys(
+        (550, 550, 550, 100), [(550, 85), (550, 300), (550, 85), (100, 900)], False
+    )
+    assert sneaky.ranks == (2, 1, 2, 4)
+    assert sum(sneaky.utilities) == pytest.approx(0.0)
+    # Lower is better orients the whole key.
+    low = Outcome.from_keys((5, 5, 9), [(5, 2), (5, 1), (9, 0)], True, termination="limit")
+    assert low.ranks == (2, 1, 3)
+    assert low.termination == "limit"
+    with pytest.raises(ValueError):
+        Outcome.from_keys((1, 2), [(1,)], False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(scores=st.lists(st.integers(-50, 50), min_size=1, max_size=8), lower_is_better=st.booleans())
+def test_outcome_from_scores_is_from_keys_with_the_score_alone(
+    scores: list[int], lower_is_better: bool
+) -> None:
+    assert Outcome.from_scores(scores, lower_is_better) == Outcome.from_keys(
+        scores, [(s,) for s in scores], lower_is_better
+    )
+
+
+# --------------------------------------------------------------------------- named decks
+
+PACK = DeckSpec("pack", "the pack")
+ROBOT = DeckSpec("robot", "the robot deck")
+
+
+def test_named_presets_take_the_plain_form_as_the_first_deck() -> None:
+    orders = [["2", "1"], ["1", "2"]]
+    assert named_presets([PACK, ROBOT], orders) == {"pack": (("2", "1"), ("1", "2"))}
+    assert named_presets([PACK, ROBOT], {"robot": orders}) == {"robot": (("2", "1"), ("1", "2"))}
+    assert named_presets([PACK, ROBOT], {"robot": []}) == {}
+    assert named_presets([PACK], ()) == {}
+    assert named_presets([], ()) == {}
+    with pytest.raises(InvalidOptions, match="no deck named 'robt'"):
+        named_presets([PACK, ROBOT], {"robt": orders})
+    with pytest.raises(InvalidOptions, match="no deck"):
+        named_presets([], orders)
+
+
+def test_restrict_orders_part_of_a_deck_as_the_whole_preset_does() -> None:
+    order = ("6", "0", "3", "6", "1", "0")
+    assert restrict(order, ["0", "6", "1"]) == ("6", "0", "1")
+    assert restrict(order, ["0", "0", "6", "6"]) == ("6", "0", "6", "0")
+    assert restrict(order, []) == ()
+    assert restrict(order, ["9", "3", "8"]) == ("3", "8", "9")  # strangers last, sorted
+
+
+def test_decks_use_each_decks_presets_in_turn_then_the_rng() -> None:
+    rng = Rng(b"decks")
+    contents = {"pack": DECK, "robot": ("a", "b", "c")}
+    first = tuple(reversed(DECK))
+    decks = Decks.checked(rng, [PACK, ROBOT], {"pack": [first]}, contents)
+    robot, decks = decks.order("robot", contents["robot"])  # no preset: the rng
+    expected, after = rng.shuffle(contents["robot"])
+    assert robot == expected
+    order, decks = decks.order("pack", DECK)  # the pack's preset, no randomness used
+    assert order == first
+    assert decks.rng == after
+    part, decks = decks.order("pack", ["3", "7", "1"])  # presets used up: the rng
+    assert part == after.shuffle(["3", "7", "1"])[0]
+    cut, decks = decks.below(45)
+    assert decks.used == (2, 1)
+    assert 0 <= cut < 45
+    future = decks.unknown_future(Rng(b"bot"))
+    assert future.presets == ((), ()) and future.used == decks.used and future.rng == Rng(b"bot")
+
+
+def test_a_reshuffle_takes_the_next_preset_restricted_to_its_cards() -> None:
+    contents = {"pack": DECK, "robot": ("a", "b", "c")}
+    second = ("8", "1", "7", "2", "6", "3", "5", "4")
+    decks = Decks.checked(Rng(b"x"), [PACK, ROBOT], {"pack": [DECK, second]}, contents)
+    _, decks = decks.order("pack", DECK)
+    discards, decks = decks.order("pack", ["2", "3", "8"])
+    assert discards == ("8", "2", "3")
+
+
+def test_decks_checked_refuses_a_preset_that_is_not_its_decks_order() -> None:
+    contents = {"pack": DECK, "robot": ("a", "b", "c")}
+    with pytest.raises(InvalidOptions, match="preset 2 of deck 'robot'"):
+        Decks.checked(Rng(b"x"), [PACK, ROBOT], {"robot": [("c", "b", "a"), ("a", "b")]}, contents)
+    with pytest.raises(InvalidOptions):
+        Decks.checked(Rng(b"x"), [PACK, ROBOT], [("a", "b", "c")], contents)  # the pack's
+
+
+def test_decks_survive_the_codec() -> None:
+    decks = Decks.checked(
+        Rng(b"x"), [PACK, ROBOT], {"robot": [("c", "b", "a")]}, {"pack": DECK, "robot": "abc"}
+    )
+    _, decks = decks.order("robot", "abc")
+    assert decode_value(HEADER, Decks, encode_value(HEADER, decks)) == decks
+
+
+# --------------------------------------------------------------------------- legality
+
+
+def test_refuse_unless_legal_accepts_exactly_the_legal_actions() -> None:
+    legal = ("a", "b")
+    refuse_unless_legal(legal, "a", lambda: pytest.fail("the diagnostic ran for a legal action"))
+    with pytest.raises(IllegalAction) as named:
+        refuse_unless_legal(legal, "c", lambda: IllegalAction("no", rule="not_in_hand"))
+    assert named.value.rule == "not_in_hand"
+    # A diagnostic that finds nothing wrong cannot make the action legal.
+    with pytest.raises(IllegalAction) as generic:
+        refuse_unless_legal(legal, "c", lambda: None)
+    assert generic.value.rule == "not_legal"
+
+
+def test_refusal_names_the_error_apply_would_raise_without_changing_the_state() -> None:
+    game = GAMES["take5"]
+    state = game.new({}, 2, Rng(b"refusal"))
+    before = game.encode(state)
+    legal = game.legal_actions(state, 0)[0]
+    assert refusal(game, state, 0, legal) is None
+    error = refusal(game, state, 0, game.parse_action("row:1"))
+    assert error is not None and error.rule == "wrong_phase"
+    assert refusal(game, state, 5, legal).rule == "no_such_seat"  # type: ignore[union-attr]
+    assert game.encode(state) == before
+
+
+def test_every_planned_game_has_its_fixed_proto_numbers() -> None:
+    assert GAME_NUMBERS == {
+        "take5": 0,
+        "karel_kakelaar": 1,
+        "sneaky_bastard": 2,
+        "beverbende": 3,
+        "alles_klar": 4,
+        "kleurenwiezen": 5,
+    }
+    assert set(GAMES) <= set(GAME_NUMBERS)
+    assert (action_field("kleurenwiezen"), view_field("kleurenwiezen")) == (15, 25)
+    assert (action_field("take5"), view_field("take5")) == (10, 20)
