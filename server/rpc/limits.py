@@ -45,6 +45,7 @@ measure the transport's own ceiling) is exempt.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import hashlib
 import hmac
@@ -113,11 +114,13 @@ class LimitsConfig:
     with the stream and unary caps, 3,584 of the 4,096 slots of ``maximum_concurrent_rpcs``:
     512 always stay free. Over it, refusals are answered at once."""
     max_park_s: float = 1.0
-    """A refused unary call (``rate_limited``, ``too_many_calls``) is answered after its retry
-    delay, at most this long, instead of at once: a flooding client that waits for its
-    answers is slowed to its concurrency per delay, and a held answer costs the server one
-    timer. With at most :data:`MAX_STREAMS_PER_CONNECTION` calls in flight per connection
-    (HTTP/2), one channel cannot turn refusals into a flood."""
+    """A refused unary call (``rate_limited``, ``too_many_calls``) is answered after this long
+    instead of at once: a flooding client that waits for its answers is slowed to its
+    concurrency per second, and a held answer costs the server one timer. (Held only for
+    its retry delay, a flood of 64 callers still made 740 refusals a second, and each costs
+    the server a whole call: the event loop was 62% busy with them and an honest match's
+    latency grew by the queueing.) With at most :data:`MAX_STREAMS_PER_CONNECTION` calls
+    in flight per connection (HTTP/2), one channel cannot turn refusals into a flood."""
     max_unary_per_peer: int = 128
     """Unary calls in progress on one connection."""
     max_unary_per_ip: int = 256
@@ -126,15 +129,16 @@ class LimitsConfig:
     """Unary calls in progress with one token (a seat needs one or two)."""
     unary_rate_per_peer: float = 250.0
     """Unary cost units per second one connection may spend (an ordinary call costs 1)."""
-    unary_burst_per_peer: float = 1000.0
-    """How many cost units a connection may spend at once after being idle."""
+    unary_burst_per_peer: float = 250.0
+    """How many cost units a connection may spend at once after being idle (one second's
+    worth: a larger burst lets a flood run at several times the rate for seconds)."""
     unary_rate_per_ip: float = 1000.0
     """Unary cost units per second of one non-loopback IP address."""
     unary_burst_per_ip: float = 4000.0
     """Burst of one non-loopback IP address."""
     unary_rate_per_token: float = 250.0
     """Unary cost units per second of one token."""
-    unary_burst_per_token: float = 1000.0
+    unary_burst_per_token: float = 250.0
     """Burst of one token."""
     method_costs: Mapping[str, float] = field(default_factory=_default_costs)
     """Cost units of a call by full method name (1 when not listed)."""
@@ -148,6 +152,10 @@ class LimitsConfig:
     moves per second at most on a 2-core machine)."""
     message_burst_per_token: float = 100.0
     """Messages a token may send at once after being idle."""
+    refusal_cost: float = 8.0
+    """What a call or a stream message the server answered with an error costs on top of
+    its own cost: an honest client rarely errs, a flood of invalid requests (unknown
+    matches, illegal moves) is slowed to an eighth of the rate of valid ones."""
     create_policy: CreatePolicy = "open"
     """``open``: anyone may create matches; ``token``: CreateMatch needs the organiser token."""
     organiser_token: str = field(default="", repr=False)
@@ -384,15 +392,14 @@ class Limiter:
             usage.unary += 1
         return _Lease(self, "unary", tuple(u for _, u in usages))
 
-    async def park(self, refusal: Refusal) -> None:
-        """Hold a refused unary call for its retry delay (at most ``max_park_s``) while
-        fewer than ``max_parked_total`` are held; a cancelled call just ends."""
+    async def park(self) -> None:
+        """Hold a refused unary call for ``max_park_s`` while fewer than
+        ``max_parked_total`` are held; a cancelled call just ends."""
         if self.parked >= self.config.max_parked_total:
             return
-        delay = min(refusal.retry_delay_s or self.config.max_park_s, self.config.max_park_s)
         self.parked += 1
         try:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(self.config.max_park_s)
         finally:
             self.parked -= 1
 
@@ -406,6 +413,14 @@ class Limiter:
             }[scope]
             usage.calls = TokenBucket(rate, burst, now)
         return usage.calls
+
+    def charge_refusal(self, peer: str, key: str | None, buckets: str) -> None:
+        """Debit ``refusal_cost`` from the peer's and token's ``buckets`` ("calls" or
+        "messages"); they may go into debt, which later calls or messages wait out."""
+        for usage in (self.peers.get(peer), self.tokens.get(key) if key else None):
+            bucket = None if usage is None else getattr(usage, buckets)
+            if bucket is not None:
+                bucket.tokens -= self.config.refusal_cost
 
     def message_delay(self, peer: str, key: str | None) -> float:
         """Take one request-stream message from the peer's and token's buckets; the seconds
@@ -506,11 +521,14 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # un
             async def limited(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 lease = limiter.admit_unary(context.peer(), key, cost)
                 if isinstance(lease, Refusal):
-                    await limiter.park(lease)
+                    await limiter.park()
                     await _refuse(context, lease)
                     return None  # pragma: no cover - abort raises
                 try:
                     return await behaviour(request, context)
+                except grpc.aio.AbortError:
+                    limiter.charge_refusal(context.peer(), key, "calls")
+                    raise
                 finally:
                     lease.release()
 
@@ -559,6 +577,8 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # un
                 # The done callback releases even when the generator is never closed (a
                 # cancelled call whose generator waits for the garbage collector).
                 context.add_done_callback(lease.release)
+                charge = functools.partial(limiter.charge_refusal, peer, key, "messages")
+                REFUSED_MESSAGE.set(charge)
                 try:
                     async for response in behaviour(_paced(request, limiter, peer, key), context):
                         yield response
@@ -568,6 +588,21 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # un
             return limited
 
         return limit
+
+
+REFUSED_MESSAGE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "speeltafel_refused_message", default=None
+)
+"""Set for each stream by the interceptor: what a handler calls when it answers one of the
+stream's messages with an error (see :func:`message_refused`)."""
+
+
+def message_refused() -> None:
+    """Charge the current stream's client for a message answered with an error (the
+    ``refusal_cost``); nothing outside a limited stream."""
+    charge = REFUSED_MESSAGE.get()
+    if charge is not None:
+        charge()
 
 
 def _paced(request: Any, limiter: Limiter, peer: str, key: str | None) -> Any:

@@ -24,7 +24,7 @@ from speeltafel.server.rpc.errors import (
     error_metadata,
     internal_error,
 )
-from speeltafel.server.rpc.limits import check_create_request
+from speeltafel.server.rpc.limits import check_create_request, message_refused
 from speeltafel.server.wire.common import (
     STATUSES,
     action_from_proto,
@@ -336,6 +336,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 if not answered:  # a fault after the action was acknowledged changes nothing
                     result.error.CopyFrom(_action_error(exc, "Play/submit"))
                     outbox.push_result(result)
+                    message_refused()  # a flood of refused moves is slowed (rpc/limits.py)
             finally:
                 idle.set()
 

@@ -171,9 +171,19 @@ class Attack:
         await asyncio.gather(*(worker(i) for i in range(workers)))
 
     async def seat(self) -> tuple[str, list[Seat]]:
-        created = await self.client.create_match("take5", 2, options={"deals": "50"})
-        seats = [await self.client.join(created.match_id, s, name=f"a{s}") for s in (0, 1)]
-        return created.match_id, seats
+        """A running match of the attacker's own (setting up waits out the rate limits, as
+        any client must; the attack itself does not)."""
+        while True:
+            try:
+                created = await self.client.create_match("take5", 2, options={"deals": "50"})
+                seats = [
+                    await self.client.join(created.match_id, s, name=f"a{s}") for s in (0, 1)
+                ]
+                return created.match_id, seats
+            except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    raise
+                await asyncio.sleep(0.2)
 
 
 async def hold_streams(attack: Attack, open_call: Callable[[AsyncClient], Any]) -> None:

@@ -68,6 +68,7 @@ from speeltafel.server.engine.core import (
 )
 from speeltafel.server.engine.games.take5 import GAME, ActionKind, Take5Action
 from speeltafel.server.engine.verify import RecordedMatch, replay, verify
+from speeltafel.server.rpc.limits import LimitsConfig
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.base import MatchLog, MatchStore
 from speeltafel.server.store.memory import MemoryStore
@@ -106,7 +107,16 @@ class ServerThread:
         self.thread.start()
         try:
             config = RuntimeConfig(default_move_clock_ms=MOVE_CLOCK_MS)
-            self.running: Running = self.call(start_server(store, config=config))
+            # Thousands of calls from one client in quick succession are what this test is:
+            # the rates are not what it checks (test_fairness does), so they are lifted.
+            unlimited = 1e9
+            limits = LimitsConfig(
+                unary_rate_per_peer=unlimited,
+                unary_burst_per_peer=unlimited,
+                unary_rate_per_token=unlimited,
+                unary_burst_per_token=unlimited,
+            )
+            self.running: Running = self.call(start_server(store, config=config, limits=limits))
         except BaseException:
             self._stop_loop()
             raise
