@@ -3,15 +3,25 @@
 Both speak the same calls with the same names; a seat is addressed by the :class:`Seat` that
 ``join`` returns (its secret token travels as ``authorization`` metadata, and the match id as
 ``x-match-id`` metadata, on every seat call).
+
+``create_match`` and ``join`` are idempotent by request id, so both retry by themselves when
+the answer may have been lost (UNAVAILABLE, DEADLINE_EXCEEDED, or CANCELLED by the transport:
+never the caller's own cancellation), re-sending the *same* request id with a growing,
+jittered backoff: ``retries`` more attempts (default :data:`DEFAULT_RETRIES`), each with a
+deadline of ``attempt_timeout`` seconds (default: none). A retry of a request that did
+arrive gets the stored answer (``duplicate``), never a second match or seat.
 """
 
 from __future__ import annotations
 
+import asyncio
+import random
+import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -21,6 +31,50 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.max_receive_message_length", 4 * 1024 * 1024),
 ]
+DEFAULT_RETRIES = 4
+"""Attempts after the first for CreateMatch and JoinMatch (about 3 s of backoff in all)."""
+RETRY_CODES = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,  # not sent, or the connection dropped before the answer
+        grpc.StatusCode.DEADLINE_EXCEEDED,  # the answer did not come in time
+        grpc.StatusCode.CANCELLED,  # the transport or the server gave up on the call
+    }
+)
+"""The statuses after which a request may or may not have been applied: safe to send again
+with the same request id, and only then."""
+
+T = TypeVar("T")
+
+
+def retry_delay(attempt: int) -> float:
+    """Seconds before retry ``attempt`` (1-based): 0.1 s doubling to 2 s, jittered 50-150 %."""
+    base: float = min(2.0, 0.1 * 2.0 ** (attempt - 1))
+    return base * (0.5 + random.random())
+
+
+async def _retrying(call: Callable[[], Awaitable[T]], retries: int) -> T:
+    attempt = 0
+    while True:
+        try:
+            return await call()
+        except grpc.aio.AioRpcError as exc:
+            attempt += 1
+            if exc.code() not in RETRY_CODES or attempt > retries:
+                raise
+        await asyncio.sleep(retry_delay(attempt))
+
+
+def _retrying_sync(call: Callable[[], T], retries: int) -> T:
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except grpc.RpcError as exc:
+            attempt += 1
+            code = exc.code() if isinstance(exc, grpc.Call) else None
+            if code not in RETRY_CODES or attempt > retries:
+                raise
+        time.sleep(retry_delay(attempt))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +172,22 @@ class AsyncClient:
         move_clock_ms: int = 0,
         preset_decks: Sequence[Sequence[str]] | None = None,
         request_id: str | None = None,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        attempt_timeout: float | None = None,
     ) -> match_service_pb2.CreateMatchResponse:
         """A new match waiting for its seats. Retrying with the same ``request_id`` returns
-        the same match (a fresh id is chosen when none is given)."""
+        the same match (a fresh id is chosen when none is given); a lost answer is asked
+        again with that id up to ``retries`` times (see the module docstring)."""
         request = _create_request(game, seats, options, move_clock_ms, preset_decks, request_id)
-        response: match_service_pb2.CreateMatchResponse = await self.stub.CreateMatch(request)
-        return response
+
+        async def attempt() -> match_service_pb2.CreateMatchResponse:
+            response: match_service_pb2.CreateMatchResponse = await self.stub.CreateMatch(
+                request, timeout=attempt_timeout
+            )
+            return response
+
+        return await _retrying(attempt, retries)
 
     async def join(
         self,
@@ -132,11 +196,20 @@ class AsyncClient:
         name: str = "",
         entropy: bytes = b"",
         request_id: str | None = None,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        attempt_timeout: float | None = None,
     ) -> Seat:
         """Take a seat (the lowest free one unless ``seat`` is given). Retrying with the
-        same ``request_id`` returns the same seat and token (keep the id secret)."""
+        same ``request_id`` returns the same seat and token (keep the id secret); a lost
+        answer is asked again with that id up to ``retries`` times (see the module
+        docstring), so a seat taken is never left without its token."""
         request = _join_request(match_id, seat, name, entropy, request_id)
-        response = await self.stub.JoinMatch(request)
+
+        async def attempt() -> Any:
+            return await self.stub.JoinMatch(request, timeout=attempt_timeout)
+
+        response = await _retrying(attempt, retries)
         return Seat(response.match_id, response.seat, response.token)
 
     async def get_match(self, match_id: str) -> match_service_pb2.MatchSummary:
@@ -224,10 +297,16 @@ class Client:
         move_clock_ms: int = 0,
         preset_decks: Sequence[Sequence[str]] | None = None,
         request_id: str | None = None,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        attempt_timeout: float | None = None,
     ) -> match_service_pb2.CreateMatchResponse:
-        """A new match waiting for its seats (idempotent by ``request_id``)."""
+        """A new match waiting for its seats (idempotent by ``request_id``; retried as in
+        :meth:`AsyncClient.create_match`)."""
         request = _create_request(game, seats, options, move_clock_ms, preset_decks, request_id)
-        response: match_service_pb2.CreateMatchResponse = self.stub.CreateMatch(request)
+        response: match_service_pb2.CreateMatchResponse = _retrying_sync(
+            lambda: self.stub.CreateMatch(request, timeout=attempt_timeout), retries
+        )
         return response
 
     def join(
@@ -237,10 +316,16 @@ class Client:
         name: str = "",
         entropy: bytes = b"",
         request_id: str | None = None,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        attempt_timeout: float | None = None,
     ) -> Seat:
         """Take a seat (the lowest free one unless ``seat`` is given; idempotent by
-        ``request_id``)."""
-        response = self.stub.JoinMatch(_join_request(match_id, seat, name, entropy, request_id))
+        ``request_id``; retried as in :meth:`AsyncClient.join`)."""
+        request = _join_request(match_id, seat, name, entropy, request_id)
+        response = _retrying_sync(
+            lambda: self.stub.JoinMatch(request, timeout=attempt_timeout), retries
+        )
         return Seat(response.match_id, response.seat, response.token)
 
     def get_match(self, match_id: str) -> match_service_pb2.MatchSummary:

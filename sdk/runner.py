@@ -3,7 +3,11 @@
 A bot only chooses: given its view and the legal actions (typed, in the engine's stable
 order), it returns one of them. The runner does everything else:
 
-* subscribes to the seat's Play stream and acts whenever a view says the seat must act;
+* subscribes to the seat's Play stream and acts whenever a view says the seat must act; the
+  stream's first message, ``Subscribed``, says the subscription is live and names the
+  match's version: when the runner already holds the view of that version (a reconnect
+  with nothing missed), it acts on it at once, else it waits for the views that follow;
+  a stream that stays silent past ``subscribe_timeout_s`` is taken as dropped;
 * keeps at most one action in flight, so a view that arrives while it waits (another seat
   committed) never causes a second submission;
 * on a dropped stream, reconnects with ``since_version`` set to the last version it saw
@@ -36,8 +40,14 @@ RETRYABLE = frozenset(
         grpc.StatusCode.UNKNOWN,
         grpc.StatusCode.CANCELLED,
         grpc.StatusCode.DEADLINE_EXCEEDED,
+        # Too many streams of this seat (the dropped one not yet gone on the server's side)
+        # or rate limited: both pass; back off and come again.
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
     }
 )
+SUBSCRIBE_TIMEOUT_S = 10.0
+"""How long a new stream may stay silent before its ``Subscribed`` (the server sends it at
+once): past that the stream is stuck (say, its connection never came up) and is redone."""
 
 
 class Bot(Protocol):
@@ -74,6 +84,7 @@ async def play_seat(
     bot: Bot,
     *,
     max_reconnects: int = 20,
+    subscribe_timeout_s: float = SUBSCRIBE_TIMEOUT_S,
     on_view: Callable[[common_pb2.View], None] | None = None,
     on_ack: Callable[
         [match_service_pb2.SubmitActionRequest, match_service_pb2.SubmitActionResponse], None
@@ -101,10 +112,27 @@ async def play_seat(
             await call.write(match_service_pb2.PlayRequest(subscribe=subscribe))
             if pending is not None:
                 await call.write(match_service_pb2.PlayRequest(submit=pending))
-            async for response in call:
+            live = False  # a first message came: the subscription is accepted
+            while True:
+                if live:
+                    response = await call.read()
+                else:
+                    try:
+                        response = await asyncio.wait_for(call.read(), subscribe_timeout_s)
+                    except TimeoutError:
+                        raise _StreamEnded("no answer to the subscription") from None
+                if response is grpc.aio.EOF:
+                    break
+                live = True
                 failures = 0
                 kind = response.WhichOneof("event")
-                if kind == "view":
+                if kind == "subscribed":
+                    # Live. Holding the view of the match's current version (nothing was
+                    # missed), act on it now: no view follows until the match moves on.
+                    # Otherwise the views since last_version follow: act on those.
+                    if latest is None or latest.version != response.subscribed.version:
+                        continue
+                elif kind == "view":
                     view: common_pb2.View = response.view
                     if response.resync:
                         stats.resyncs += 1

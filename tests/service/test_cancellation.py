@@ -372,7 +372,10 @@ async def reconcile(
     for sent in ledger.of(match_id):
         request = sent.request
         try:
-            again = await client.stub.SubmitAction(request, metadata=sent.seat.metadata)
+            again = await patient(
+                functools.partial(client.stub.SubmitAction, request, metadata=sent.seat.metadata),
+                ledger.counts,
+            )
         except grpc.aio.AioRpcError as err:
             assert err.code() == grpc.StatusCode.FAILED_PRECONDITION, (story, sent, err)
             assert sent.ack is None, f"{story}: seq {sent.ack} was acknowledged, now {err}"
@@ -661,26 +664,44 @@ def create_request(request_id: str) -> match_service_pb2.CreateMatchRequest:
 async def test_c7_create_match_given_up(table: Any, kind: str) -> None:
     """CreateMatch given up on: a retry gets the match it made, and nothing is a ghost."""
     seed = 20 + STORES.index(kind)
-    running = await start(table, kind, seed, join_timeout_s=1.5)
+    running = await start(table, kind, seed, join_timeout_s=3.0)
     runtime = running.runtime
     rng = random.Random(seed)
     counts: Counter[str] = Counter()
+    # CreateMatch costs the most of the server's per-connection rate: spread the request ids
+    # over a few connections (each id keeps its own).
+    stubs = [table.connect(**OWN_CONNECTION).stub for _ in range(12)]
     client = table.connect(**OWN_CONNECTION)
-    stub = client.stub
-    first: dict[str, str | None] = {}  # request id -> match id answered at once (if any)
-    for _ in range(60):
+    first: dict[str, str | None] = {}  # request id -> match id answered (if any)
+    stub_of: dict[str, Any] = {}
+    for n in range(60):
         request_id = new_request_id()
+        stub = stub_of[request_id] = stubs[n % len(stubs)]
 
-        def call(timeout: float | None, rid: str = request_id) -> Any:
+        def call(timeout: float | None, rid: str = request_id, stub: Any = stub) -> Any:
             return stub.CreateMatch(create_request(rid), timeout=timeout)
 
-        answer = await give_up_unary(call, rng, counts, "create")
+        while True:
+            try:
+                answer = await give_up_unary(call, rng, counts, "create")
+                counts["create answered at once"] += answer is not None
+                break
+            except grpc.aio.AioRpcError as err:
+                if not await rate_pause(err, counts):
+                    raise
+        if answer is None and rng.random() < 0.3:
+            # Asked again at once: the first may still be on its way through the runtime.
+            answer = await patient(functools.partial(call, None), counts)
+            counts["create retried at once"] += 1
+            counts["create made by a retry at once"] += not answer.duplicate
         first[request_id] = None if answer is None else answer.match_id
-    # Half of the request ids are asked again (twice): the same match, now a duplicate.
+    # Half of the request ids given up on are asked again (twice): the same match, now a
+    # duplicate, counted once.
     retried: dict[str, str] = {}
     for request_id, match_id in first.items():
         if match_id is not None or rng.random() < 0.5:
             request = create_request(request_id)
+            stub = stub_of[request_id]
             again = await patient(functools.partial(stub.CreateMatch, request), counts)
             if match_id is not None:
                 assert again.match_id == match_id and again.duplicate, (request_id, again)
@@ -698,8 +719,8 @@ async def test_c7_create_match_given_up(table: Any, kind: str) -> None:
     ghosts = stored - set(runtime.matches)
     assert not ghosts, f"matches only the store knows: {ghosts}"
     assert runtime.waiting_matches == len(stored), (runtime.waiting_matches, len(stored))
-    counts["matches made though the client gave up"] = len(stored) - sum(
-        1 for m in first.values() if m is not None
+    counts["matches made though the client gave up"] = (
+        len(stored) - counts["create answered at once"] - counts["create made by a retry at once"]
     )
     # Six retried matches are joined and played out; the rest expire, ghosts included.
     ledger = Ledger()
@@ -760,10 +781,10 @@ async def test_c7_join_match_given_up(table: Any, kind: str) -> None:
     rng = random.Random(seed)
     counts: Counter[str] = Counter()
     ledger = Ledger()
-    client = table.connect(**OWN_CONNECTION)
-    stub = client.stub
     matches = []
     for m in range(24):
+        client = table.connect(**OWN_CONNECTION)  # one per match: the server's rates
+        stub = client.stub
         created = await client.create_match("take5", 3, {"deals": "1"}, move_clock_ms=50)
         tries: list[JoinTry] = []
         explicit = m % 2 == 0  # half name their seat, half take the lowest free one
@@ -779,7 +800,7 @@ async def test_c7_join_match_given_up(table: Any, kind: str) -> None:
                 join = JoinTry(request)
                 tries.append(join)
 
-                def call(timeout: float | None, request: Any = request) -> Any:
+                def call(timeout: float | None, request: Any = request, stub: Any = stub) -> Any:
                     return stub.JoinMatch(request, timeout=timeout)
 
                 try:
@@ -793,21 +814,22 @@ async def test_c7_join_match_given_up(table: Any, kind: str) -> None:
                 if rng.random() < 0.5:
                     # Asked again with the same request id: the seat, if it was taken.
                     try:
-                        join.answers.append(await patient(lambda: call(None), counts))
+                        join.answers.append(await patient(functools.partial(call, None), counts))
                         counts["join retried at once"] += 1
                         break
                     except grpc.aio.AioRpcError as err:
                         assert err.code() == grpc.StatusCode.FAILED_PRECONDITION, err
                 # else: a new request id ("b") tries next.
-        matches.append((created, tries))
+        matches.append((created, tries, client))
     # The log and the live match agree on who sits where (a call given up on a moment ago
     # may still be finishing: give it a moment), before anyone asks again.
-    for created, _ in matches:
+    for created, _, client in matches:
         await agree_on_seats(running, client, created.match_id)
     # Every request id is asked again: a taken seat always answers with the same seat and
     # token; a seat nobody recovers would be a ghost.
     handles = []
-    for created, tries in matches:
+    for created, tries, client in matches:
+        stub = client.stub
         holders: dict[int, JoinTry] = {}
         for join in tries:
             try:
@@ -847,9 +869,9 @@ async def test_c7_join_match_given_up(table: Any, kind: str) -> None:
         )
         for held in match.seats:  # every token held is a live seat token
             assert (await client.get_view(held)).status != WAITING
-        handles.append(match)
-    await asyncio.gather(*(play_rest(table, client, h, ledger, i) for i, h in enumerate(handles)))
-    for match in handles:
+        handles.append((match, client))
+    await asyncio.gather(*(play_rest(table, c, h, ledger, i) for i, (h, c) in enumerate(handles)))
+    for match, client in handles:
         await reconcile(running, table, client, match, ledger)
     assert counts["join deadline"] + counts["join cancel"] >= 60, counts
     report(f"join/{kind}", counts, ledger.counts)
