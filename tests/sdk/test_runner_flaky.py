@@ -29,6 +29,7 @@ import grpc
 import pytest
 
 from speeltafel.bots.random_bot import RandomBot
+from speeltafel.sdk import client as sdk_client
 from speeltafel.sdk.client import AsyncClient, Seat
 from speeltafel.sdk.runner import RunStats, play_seat
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
@@ -226,8 +227,18 @@ async def test_runner_plays_40_matches_through_a_flaky_connection(running: Runni
     assert counts["reconnects"] >= 80, counts
 
 
-async def test_create_join_and_play_through_a_flaky_connection(running: Running) -> None:
+async def test_create_join_and_play_through_a_flaky_connection(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """CreateMatch and JoinMatch go through the proxy too, with the SDK's retries."""
+    retried: list[int] = []
+    delay = sdk_client.retry_delay
+
+    def counted_delay(attempt: int) -> float:
+        retried.append(attempt)
+        return delay(attempt)
+
+    monkeypatch.setattr(sdk_client, "retry_delay", counted_delay)
     rng = random.Random(11)
     direct = AsyncClient(f"127.0.0.1:{running.port}")
     proxy = FlakyProxy(running.port, seed=11, cut_probability=0.5, max_cuts=300, cut_for_s=10)
@@ -262,7 +273,10 @@ async def test_create_join_and_play_through_a_flaky_connection(running: Running)
         for client in clients:
             await client.close()
         await direct.close()
-    print(f"\nflaky create/join: {dict(counts)} proxy: {proxy.stats}")
+    print(
+        f"\nflaky create/join: {dict(counts)}, {len(retried)} create/join retries, proxy: "
+        f"{proxy.stats.connections} connections, {proxy.stats.cuts} cuts"
+    )
 
 
 class _SilentCall:

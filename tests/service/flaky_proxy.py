@@ -184,10 +184,12 @@ class FlakyProxy:
             self._server.close()
         for connection in list(self._connections):
             connection.abort()
-        for task in list(self._tasks):
-            task.cancel()
+        # Reset sockets end their pumps; the connection tasks then finish by themselves
+        # (cancelling them would make asyncio's stream server log their cancellation).
         if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            _, stuck = await asyncio.wait(list(self._tasks), timeout=2.0)
+            for task in stuck:
+                task.cancel()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)
