@@ -7,7 +7,8 @@ the action rows. Live play and recovery go through the same two transitions,
 :meth:`Match.start` and :meth:`Match.record`.
 
 Versions: 0 while seats join; 1 once the first deal is made; +1 per accepted action (so the
-action with log seq ``n`` produces version ``n + 1``).
+action with log seq ``n`` produces version ``n + 1``); +1 once more when the runtime ends a
+match early (expired or abandoned), so that the end is a change a client can see.
 
 Endings: the rules end a match ("normal"), or the runtime does: "expired" (its seats never
 filled) or "abandoned" (the clock ran out several periods in a row with nobody acting). An
@@ -43,10 +44,14 @@ HISTORY = 64  # snapshots kept per match for resuming streams without a gap
 CACHED_VERSIONS = 4  # the newest snapshots keep their shared view parts
 
 
+CLOCK_PREFIX = "clock:"
+"""Request ids of the server's own clock defaults start with this; clients may not use it."""
+
+
 def clock_request_id(version: int, deadline_ms: int) -> str:
     """The request id of a clock default: fixed by the match's version and the deadline, so
     two processes that both see the clock run out can never both apply it."""
-    return f"clock:{version}:{deadline_ms}"
+    return f"{CLOCK_PREFIX}{version}:{deadline_ms}"
 
 
 def clock_deadline(request_id: str) -> int | None:
@@ -273,10 +278,15 @@ class Match:
         self._advance(state, actor=row.seat, now_ms=row.server_ms)
 
     def end(self, termination: str) -> None:
-        """End the match early ("expired" or "abandoned"): no scores, no ranks, utility 0."""
+        """End the match early ("expired" or "abandoned"): no scores, no ranks, utility 0.
+
+        The end is a version of its own (one above the last), so a client that has seen the
+        running match at version v learns of the end as v + 1 like any other change, and a
+        stream resumed at v gets the final view."""
         self.termination = termination
         self.outcome = Outcome((), (), (0.0,) * self.created.seats, termination)
         self.acting_since = {}
+        self.version += 1
         self.history.append(self._snapshot())
 
     def _advance(self, state: Any, actor: int | None, now_ms: int) -> None:

@@ -79,7 +79,7 @@ from speeltafel.server.app.errors import (
     Unauthenticated,
     clip,
 )
-from speeltafel.server.app.match import Match, Outbox, clock_request_id
+from speeltafel.server.app.match import CLOCK_PREFIX, Match, Outbox, clock_request_id
 from speeltafel.server.engine.core import GameAny, GameOver, Rng, commitment
 from speeltafel.server.engine.registry import GAMES, get_game
 from speeltafel.server.store.base import (
@@ -643,6 +643,11 @@ class MatchRuntime:
         if not request_id:
             raise BadRequest("request_id is required", "request_id")
         self._check_request_id(request_id)
+        if request_id.startswith(CLOCK_PREFIX):
+            raise BadRequest(
+                f"request ids starting with {CLOCK_PREFIX!r} are the server's own (clock defaults)",
+                "request_id",
+            )
         if expected_version <= 0:
             raise BadRequest(
                 "expected_version is required (versions start at 1)", "expected_version"
@@ -730,7 +735,12 @@ class MatchRuntime:
             # log into a fresh object that keeps this one's subscribers.
             with contextlib.suppress(Exception):
                 await self._refresh(match)
-            raise StaleVersion("the match moved on; resync and choose again", "conflict")
+            current = self.matches.get(match.id, match).version
+            raise StaleVersion(
+                "the match moved on; resync and choose again",
+                "conflict",
+                metadata={"version": str(current)},
+            )
         match.record(row, state)
         match.failures = 0
         self._track(match)

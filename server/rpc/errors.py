@@ -191,13 +191,23 @@ def _checked(request: Any) -> Any:
     if request is MALFORMED:
         raise BadRequest("the request does not parse as its message type", "malformed_request")
     if hasattr(request, "__aiter__"):
-        return _checked_stream(request)
+        return CheckedStream(request)
     return request
 
 
-async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
-    async for request in requests:
-        yield _checked(request)
+class CheckedStream:
+    """A request stream whose malformed messages raise BadRequest one at a time. Unlike an
+    async generator, it stays readable after raising: a handler may answer the malformed
+    message and read on (a client's half-close then still ends the stream)."""
+
+    def __init__(self, requests: AsyncIterator[Any]) -> None:
+        self._requests = aiter(requests)
+
+    def __aiter__(self) -> CheckedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        return _checked(await anext(self._requests))
 
 
 def _guard_unary(method: str) -> Callable[[Behaviour], Behaviour]:

@@ -305,7 +305,19 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         outbox: Outbox,
         idle: asyncio.Event,
     ) -> None:
-        async for request in requests:
+        while True:
+            try:
+                request = await anext(requests)
+            except StopAsyncIteration:
+                return
+            except BadRequest as exc:
+                # One message that does not parse is answered; the stream reads on.
+                await outbox.room_for_result()
+                outbox.push_result(
+                    match_service_pb2.ActionResult(error=_action_error(exc, "Play/read"))
+                )
+                message_refused()
+                continue
             # A client that sends without reading its answers waits here (and its HTTP/2
             # window then stops its sending) instead of growing the server's memory.
             await outbox.room_for_result()

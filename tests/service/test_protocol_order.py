@@ -202,3 +202,69 @@ async def test_a_preset_deal_says_so_to_every_seat(table: Any, server: Any) -> N
     assert not shuffled.created.preset_deck
     assert not any(joined.preset_deck for joined in shuffled.joined)
     assert not any([(await table.view(seat)).preset_deck for seat in shuffled.seats])
+
+
+async def test_a_malformed_message_is_answered_and_the_stream_reads_on(
+    table: Any, server: Any
+) -> None:
+    match = await table.create(deck=table.STANDARD_DECK)
+    seat0 = match.seats[0]
+    call = table.raw_channel().stream_stream("/speeltafel.v1.MatchService/Play")(
+        metadata=seat0.metadata
+    )
+    subscribe = match_service_pb2.PlayRequest(
+        subscribe=match_service_pb2.Subscribe(match_id=match.match_id, since_version=1)
+    )
+    await call.write(subscribe.SerializeToString())
+    assert match_service_pb2.PlayResponse.FromString(await call.read()).subscribed.version == 1
+    await call.write(b"\xff" * 16)
+    error = match_service_pb2.PlayResponse.FromString(await call.read()).result.error
+    assert (error.code, error.rule) == (Code.INVALID_ARGUMENT.value[0], "malformed_request")
+    # The next message is read and answered, and a half-close still ends the stream.
+    await call.write(_submit(seat0, 1, "after-garbage", table.select(1)).SerializeToString())
+    await call.done_writing()
+    kinds = []
+    while (raw := await asyncio.wait_for(call.read(), 5)) is not grpc.aio.EOF:
+        response = match_service_pb2.PlayResponse.FromString(raw)
+        kinds.append(response.WhichOneof("event"))
+        if kinds[-1] == "result":
+            assert response.result.accepted.version == 2
+    assert "result" in kinds
+    assert await call.code() == Code.OK
+
+
+async def test_request_ids_of_the_servers_clock_are_refused(table: Any, server: Any) -> None:
+    match = await table.create(deck=table.STANDARD_DECK)
+    err = await table.fails(
+        table.submit(match.seats[0], table.select(1), 1, request_id="clock:1:1"),
+        Code.INVALID_ARGUMENT,
+        "request_id",
+    )
+    assert "clock:" in (err.details() or "")
+
+
+async def test_an_early_end_is_a_version_of_its_own(table: Any, server: Any) -> None:
+    """A match nobody plays is ended as abandoned; the end is one version above the last
+    running one, so a stream resumed there gets the final view."""
+    match = await table.create(move_clock_ms=20)
+    views = [
+        r.view
+        async for r in table.client.stub.Spectate(
+            match_service_pb2.SpectateRequest(match_id=match.match_id)
+        )
+        if r.HasField("view")
+    ]
+    final = views[-1]
+    assert (final.status, final.outcome.termination) == (FINISHED, "abandoned")
+    running = [v for v in views if v.status != FINISHED]
+    assert final.version == running[-1].version + 1
+    resumed = [
+        r
+        async for r in table.client.stub.Spectate(
+            match_service_pb2.SpectateRequest(
+                match_id=match.match_id, since_version=running[-1].version
+            )
+        )
+    ]
+    assert [r.WhichOneof("event") for r in resumed] == ["subscribed", "view"]
+    assert resumed[1].view.version == final.version
