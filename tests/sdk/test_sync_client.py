@@ -81,3 +81,16 @@ async def test_blocking_client_and_run_bot(running: Running) -> None:
     assert isinstance(seen["record_actions"], int) and seen["record_actions"] >= 24
     count, status, has_seat = seen["spectated"]  # type: ignore[misc]
     assert count == 1 and status == finished and not has_seat
+
+
+def test_the_sdk_names_load_on_first_use() -> None:
+    """``speeltafel.sdk`` offers its names lazily; each is the defining module's object."""
+    import speeltafel.sdk as sdk
+    from speeltafel.sdk import client, runner
+    from speeltafel.sdk.v1 import take5_pb2
+
+    assert sdk.AsyncClient is client.AsyncClient and sdk.play_seat is runner.play_seat
+    assert sdk.take5_pb2 is take5_pb2
+    assert set(sdk.__all__) <= set(dir(sdk))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = sdk.nothing  # type: ignore[attr-defined]
