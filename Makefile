@@ -61,8 +61,8 @@ lint: $(STAMP) $(BUF) ## buf lint (STANDARD), ruff (lint + format check) and myp
 	$(BIN)/ruff format --check .
 	@# mypy cannot see setuptools' package-dir mapping: give it the installed names.
 	@mkdir -p .typecheck/speeltafel
-	@for pkg in server sdk bots; do ln -sfn ../../$$pkg .typecheck/speeltafel/$$pkg; done
-	MYPYPATH=.typecheck $(BIN)/mypy -p speeltafel.server -p speeltafel.sdk -p speeltafel.bots
+	@for pkg in server sdk bots cli; do ln -sfn ../../$$pkg .typecheck/speeltafel/$$pkg; done
+	MYPYPATH=.typecheck $(BIN)/mypy -p speeltafel.server -p speeltafel.sdk -p speeltafel.bots -p speeltafel.cli
 	MYPYPATH=.typecheck $(BIN)/mypy scripts
 
 .PHONY: fmt

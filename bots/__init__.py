@@ -1,1 +1,1 @@
-"""Reference bots and the command line."""
+"""Reference bots: each plays through the SDK, the games it plays in the registry."""

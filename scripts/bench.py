@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -53,6 +52,7 @@ from rich.console import Console
 from rich.table import Table
 
 from speeltafel.bots.random_bot import RandomBot
+from speeltafel.cli.server_process import ServerProcess
 from speeltafel.sdk.client import CHANNEL_OPTIONS, AsyncClient
 from speeltafel.sdk.runner import RunStats, play_seat
 from speeltafel.sdk.v1 import common_pb2, diagnostics_pb2, diagnostics_pb2_grpc
@@ -231,97 +231,16 @@ def engine_playouts(edition: str, seats: int, seconds: float) -> EngineResult:
 # --------------------------------------------------------------------------- the server
 
 
-def _die_with_parent() -> None:
-    """In the child: get SIGTERM when the bench dies, even by SIGKILL (Linux only)."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
-class ServerProcess:
-    """``python -m speeltafel.server`` on port 0 with an SQLite file; always terminated."""
-
-    def __init__(self, folder: Path, profile: Path | None = None, store: str = "sqlite") -> None:
-        self.folder = folder
-        self.db = str(folder / "bench.db") if store == "sqlite" else ":memory:"
-        self.port_file = folder / "port"
-        self.log_file = folder / "server.log"
-        self.profile = profile
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._log: Any = None
-
-    def start(self, timeout: float = 30.0) -> int:
-        command = [sys.executable]
-        if self.profile is not None:
-            command += ["-m", "cProfile", "-o", str(self.profile)]
-        command += [
-            "-m",
-            "speeltafel.server",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--db",
-            self.db,
-            "--port-file",
-            str(self.port_file),
-            "--diagnostics",
-            "--log-level",
-            "warning",
-            "--grace",
-            "2",
-        ]
-        self._log = self.log_file.open("wb")
-        self.proc = subprocess.Popen(
-            command,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,  # before any thread exists: grpc starts later
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"the server exited early ({self.proc.returncode}):\n" + self.log_tail()
-                )
-            with contextlib.suppress(OSError):
-                text = self.port_file.read_text()
-                if text.endswith("\n"):
-                    return int(text)
-            time.sleep(0.05)
-        raise RuntimeError("the server did not write its port in time:\n" + self.log_tail())
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def log_tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log_file.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def stop(self) -> int | None:
-        """SIGTERM (graceful), then SIGKILL if it does not end in time."""
-        proc = self.proc
-        if proc is None:
-            return None
-        try:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
-        finally:
-            if self._log is not None:
-                self._log.close()
-        return proc.returncode
+def bench_server(folder: Path, profile: Path | None, store: str) -> ServerProcess:
+    """The server under test: port 0, SQLite in ``folder`` (or in memory), diagnostics on;
+    terminated with the bench, even if it is killed (``die_with_parent``)."""
+    return ServerProcess(
+        folder / "bench.db" if store == "sqlite" else ":memory:",
+        folder,
+        "--diagnostics", "--log-level", "warning", "--grace", "2",
+        python_args=("-m", "cProfile", "-o", str(profile)) if profile is not None else (),
+        die_with_parent=True,  # set before any thread exists: grpc starts later
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- timing windows
@@ -916,7 +835,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             engine.append(engine_playouts(edition, seats, args.engine_seconds))
 
     with tempfile.TemporaryDirectory(prefix="speeltafel-bench-") as tmp:
-        server = ServerProcess(Path(tmp), profile=args.profile_server, store=args.store)
+        server = bench_server(Path(tmp), args.profile_server, args.store)
         try:
             port = server.start()
             wire, loop_name = run_loop(wire_benchmarks(port, args, server.pid))

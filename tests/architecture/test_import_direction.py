@@ -1,12 +1,16 @@
 """Import direction (shared/design.md): engine <- wire <- rpc; engine <- app <- rpc;
-engine <- store <- app; sdk <- bots. Checked by parsing every source file with ``ast``
-(nothing is imported), including imports inside functions and ``importlib.import_module``
-calls with a literal name, so lazy imports cannot slip past.
+engine <- store <- app; sdk <- bots; everything <- cli, which imports the server beyond its
+engine only inside ``serve``. Bots may import the engine and the wire's decoder (its
+registry) only; the server imports nothing of the SDK but the generated stubs. Checked by
+parsing every source file with ``ast`` (nothing is imported), including imports inside
+functions and ``importlib.import_module`` calls with a literal name, so lazy imports cannot
+slip past; and, at run time, by what importing the server loads.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,7 +19,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = {"server": "speeltafel.server", "sdk": "speeltafel.sdk", "bots": "speeltafel.bots"}
+FOLDERS = {
+    "server": "speeltafel.server",
+    "sdk": "speeltafel.sdk",
+    "bots": "speeltafel.bots",
+    "cli": "speeltafel.cli",
+}
 GENERATED = ROOT / "sdk" / "v1"  # protoc output: its imports are protoc's business
 
 ANY = None  # third party: anything
@@ -62,7 +71,9 @@ STORE = f"{SERVER}.store"
 APP = f"{SERVER}.app"
 RPC = f"{SERVER}.rpc"
 SDK, V1 = "speeltafel.sdk", "speeltafel.sdk.v1"  # V1: the generated protobuf stubs
-BOTS, CLI = "speeltafel.bots", "speeltafel.bots.cli"  # CLI: the `speeltafel` command
+BOTS, CLI = "speeltafel.bots", "speeltafel.cli"  # CLI: the `speeltafel` command
+DECODER = f"{WIRE}.registry"  # observation_from_view: a view back into the engine's terms
+SERVE = "_serve"  # the one function of the command that may load the server
 PROTOBUF = ("google.protobuf", "google.rpc", "grpc_status")
 
 # fmt: off
@@ -75,8 +86,8 @@ RULES = [
     Rule(RPC,     (SERVER, V1),                    ANY),
     Rule(SERVER,  (SERVER, V1),                    ANY),  # modules directly in server/
     Rule(SDK,     (SDK,),                          ANY),
-    Rule(BOTS,    (BOTS, SDK, ENGINE),             ANY),  # the engine only for search
-    Rule(CLI,     (BOTS, SDK, SERVER),             ANY),  # the composition root
+    Rule(BOTS,    (BOTS, SDK, ENGINE, DECODER),    ANY),  # the engine only for search
+    Rule(CLI,     (CLI, BOTS, SDK, SERVER),        ANY),  # the composition root
 ]
 # fmt: on
 RULE_OF = {rule.layer: rule for rule in RULES}
@@ -97,8 +108,6 @@ def module_name(path: Path) -> str:
 def layer_of(module: str, is_package: bool) -> str:
     """The rule that governs a module: its subpackage of server, or its top folder."""
     parts = module.split(".")
-    if module == CLI:
-        return module
     if parts[:2] == ["speeltafel", "server"]:
         # Modules directly in server/ form the root layer; deeper ones their subpackage.
         direct = len(parts) == 2 or (len(parts) == 3 and not is_package)
@@ -110,15 +119,32 @@ def layer_of(module: str, is_package: bool) -> str:
 class Import:
     line: int
     names: tuple[str, ...]  # acceptable if any of these is allowed ("pkg" or "pkg.name")
+    function: str = ""  # the outermost function it is in ("": at module level)
+
+
+def _functions(tree: ast.AST) -> dict[ast.AST, str]:
+    """Every node inside a function, mapped to its outermost function's name."""
+    owner: dict[ast.AST, str] = {}
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                owner[inner] = node.name
+        elif isinstance(node, ast.ClassDef):
+            for inner, name in _functions(node).items():
+                owner[inner] = name
+    return owner
 
 
 def imports(source: str, module: str, is_package: bool) -> Iterator[Import]:
     """Every absolute module name a source file imports, relative imports resolved."""
     package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    owner = _functions(tree)
+    for node in ast.walk(tree):
+        function = owner.get(node, "")
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield Import(node.lineno, (alias.name,))
+                yield Import(node.lineno, (alias.name,), function)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = package.split(".")
@@ -128,7 +154,7 @@ def imports(source: str, module: str, is_package: bool) -> Iterator[Import]:
                 target = node.module or ""
             for alias in node.names:
                 # `from pkg import name`: name may be a submodule (sdk import v1).
-                yield Import(node.lineno, (target, f"{target}.{alias.name}"))
+                yield Import(node.lineno, (target, f"{target}.{alias.name}"), function)
         elif isinstance(node, ast.Call) and node.args:
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -139,7 +165,7 @@ def imports(source: str, module: str, is_package: bool) -> Iterator[Import]:
                 and isinstance(first.value, str)
                 and not first.value.startswith(".")
             ):
-                yield Import(node.lineno, (first.value,))
+                yield Import(node.lineno, (first.value,), function)
 
 
 def verdict(rule: Rule, name: str) -> str | None:
@@ -168,6 +194,17 @@ def violations(source: str, module: str, is_package: bool, where: str) -> list[s
     found = []
     for imported in imports(source, module, is_package):
         reasons = [verdict(rule, name) for name in imported.names]
+        if layer == CLI and imported.function != SERVE:
+            # Beyond the engine, the command loads the server only to serve.
+            reasons = [
+                reason
+                or (
+                    f"{CLI} imports the server beyond its engine only in {SERVE}"
+                    if within(name, SERVER) and not within(name, ENGINE)
+                    else None
+                )
+                for name, reason in zip(imported.names, reasons, strict=True)
+            ]
         if all(reasons):
             found.append(f"{where}:{imported.line}: imports {imported.names[0]} ({reasons[0]})")
     return found
@@ -242,8 +279,17 @@ def test_every_layer_folder_has_a_rule() -> None:
         ("speeltafel.sdk.client", "import speeltafel.bots.random_bot"),
         ("speeltafel.bots.random_bot", "from speeltafel.server.rpc.server import serve"),
         ("speeltafel.bots.random_bot", "from speeltafel.server import app"),
-        ("speeltafel.bots.arena", "importlib.import_module('speeltafel.server.app')"),
-        ("speeltafel.bots.arena", "def run():\n    from speeltafel.server.store import sqlite"),
+        ("speeltafel.bots.gap", "importlib.import_module('speeltafel.server.app')"),
+        ("speeltafel.bots.gap", "def run():\n    from speeltafel.server.store import sqlite"),
+        ("speeltafel.bots.search", "from speeltafel.server.wire import common"),
+        ("speeltafel.bots.search", "from speeltafel.server.wire.take5 import WIRE"),
+        ("speeltafel.bots.search", "from speeltafel.cli import arena"),
+        ("speeltafel.sdk.client", "from speeltafel.cli.main import main"),
+        (f"{WIRE}.common", "from speeltafel.cli.server_process import ServerProcess"),
+        (CLI + ".main", "from speeltafel.server.rpc.server import serve"),
+        (CLI + ".main", "def _play():\n    from speeltafel.server.rpc import server"),
+        (CLI + ".arena", "import speeltafel.server.app.runtime"),
+        (CLI + ".arena", "def run():\n    from speeltafel.server.store import sqlite"),
         (f"{SERVER}.cache.lru", "import functools"),  # a server folder without a rule
     ],
 )
@@ -272,7 +318,11 @@ def test_the_checker_flags_a_wrong_direction(module: str, source: str) -> None:
         ("speeltafel.sdk.client", False, "import grpc\nfrom speeltafel.sdk.v1 import common_pb2"),
         ("speeltafel.bots.search", False, "from speeltafel.server.engine.games import take5"),
         ("speeltafel.bots.search", False, "from speeltafel.server import engine"),
-        ("speeltafel.bots.cli", False, "def serve():\n    from speeltafel.server.rpc import x"),
+        ("speeltafel.bots.search", False, "from speeltafel.server.wire.registry import x"),
+        (CLI + ".main", False, "def _serve():\n    from speeltafel.server.rpc import x"),
+        (CLI + ".arena", False, "from speeltafel.server.engine.verify import verify"),
+        (CLI + ".arena", False, "from speeltafel.bots.registry import BOTS\nimport rich"),
+        (CLI + ".arena", False, "from speeltafel.cli.server_process import ServerProcess"),
     ],
 )
 def test_the_checker_accepts_the_allowed_directions(
@@ -291,10 +341,29 @@ def test_the_checker_reports_file_and_line() -> None:
 def test_module_names_and_layers_follow_the_folders() -> None:
     assert module_name(ROOT / "server" / "engine" / "games" / "take5.py") == f"{ENGINE}.games.take5"
     assert module_name(ROOT / "server" / "wire" / "__init__.py") == f"{WIRE}"
-    assert module_name(ROOT / "bots" / "cli.py") == "speeltafel.bots.cli"
+    assert module_name(ROOT / "cli" / "main.py") == "speeltafel.cli.main"
     assert layer_of(f"{ENGINE}.games.take5", False) == ENGINE
     assert layer_of(f"{WIRE}", True) == f"{WIRE}"
     assert layer_of(f"{SERVER}.__main__", False) == SERVER
     assert layer_of("speeltafel.sdk.runner", False) == "speeltafel.sdk"
-    assert layer_of("speeltafel.bots.cli", False) == "speeltafel.bots.cli"
-    assert layer_of("speeltafel.bots.arena", False) == "speeltafel.bots"
+    assert layer_of("speeltafel.cli.main", False) == CLI
+    assert layer_of("speeltafel.cli.arena", False) == CLI
+    assert layer_of("speeltafel.bots.search_bot", False) == BOTS
+
+
+# --------------------------------------------------------------------------- at run time
+
+
+def test_the_server_never_loads_the_sdk_client_or_runner() -> None:
+    """The server imports the generated stubs in ``speeltafel.sdk.v1``, which runs the SDK's
+    ``__init__``: that must not load the client or the runner (PEP 562, on first use)."""
+    code = (
+        "import sys\n"
+        "import speeltafel.server.rpc.server\n"
+        "import speeltafel.server.wire.common\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('speeltafel.sdk.')\n"
+        "    and not m.startswith('speeltafel.sdk.v1'))\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

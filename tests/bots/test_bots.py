@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from speeltafel.bots.arena import Fixture, Result, schedule, standings
-from speeltafel.bots.registry import BOTS, make_bot
+from speeltafel.bots.registry import BOTS, bots_for, make_bot
+from speeltafel.cli.arena import Fixture, Refused, Result, plan_games, schedule, standings
 from speeltafel.sdk import AsyncClient, play_seat
-from speeltafel.sdk.v1 import common_pb2
+from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.engine.registry import GAMES
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.memory import MemoryStore
@@ -28,8 +29,10 @@ async def running() -> AsyncIterator[Running]:
         await server.stop(0.2)
 
 
-@pytest.mark.parametrize("game", sorted(GAMES))
-@pytest.mark.parametrize("bot", sorted(BOTS))
+BOT_GAMES = [(bot, game) for game in sorted(GAMES) for bot in bots_for(game)]
+
+
+@pytest.mark.parametrize(("bot", "game"), BOT_GAMES)
 async def test_bot_finishes_every_seat_count(running: Running, game: str, bot: str) -> None:
     info = GAMES[game].info
     async with AsyncClient(f"127.0.0.1:{running.port}") as client:
@@ -37,7 +40,7 @@ async def test_bot_finishes_every_seat_count(running: Running, game: str, bot: s
             created = await client.create_match(game, seats)
             joined = [await client.join(created.match_id, name=f"s{i}") for i in range(seats)]
             # The bot under test in seat 0, random bots elsewhere.
-            bots = [make_bot(bot, 1)] + [make_bot("random", i) for i in range(1, seats)]
+            bots = [make_bot(bot, 1, game)] + [make_bot("random", i) for i in range(1, seats)]
             finals = await asyncio.gather(
                 *(play_seat(client, s, b) for s, b in zip(joined, bots, strict=True))
             )
@@ -65,8 +68,23 @@ async def test_gap_bot_beats_random_over_a_series(running: Running) -> None:
     assert gap_heads < random_heads
 
 
+def test_every_bot_plays_a_game_and_the_baselines_play_all() -> None:
+    assert all(any(BOTS[bot].plays(game) for game in GAMES) for bot in BOTS)
+    assert BOTS["random"].plays("a game nobody wrote yet")
+    assert BOTS["first"].plays("a game nobody wrote yet")
+    assert not BOTS["gap"].plays("a game nobody wrote yet")
+    assert all(BOTS["search"].plays(game) for game in GAMES)
+
+
+def test_a_bot_is_refused_for_a_game_it_does_not_play() -> None:
+    with pytest.raises(ValueError, match=r"'gap' does not play 'another'.*random, first"):
+        make_bot("gap", 1, "another")
+    with pytest.raises(ValueError, match="unknown bot"):
+        make_bot("nobody")
+
+
 def test_schedule_rotates_every_lineup() -> None:
-    fixtures = schedule(["a", "b", "c"], [2, 3], rounds=1)
+    fixtures = schedule("g", ["a", "b", "c"], [2, 3], rounds=1)
     lineups = [f.lineup for f in fixtures]
     # 3 pairs x 2 rotations + 1 triple x 3 rotations.
     assert len(lineups) == 3 * 2 + 3
@@ -77,7 +95,9 @@ def test_schedule_rotates_every_lineup() -> None:
 
 def test_standings_rank_the_stronger_bot_first() -> None:
     results = [
-        Result(Fixture(n, ("strong", "weak")), f"m{n}", (3, 20), (1, 2), (1.0, -1.0), 30, 0, True)
+        Result(
+            Fixture(n, "g", ("strong", "weak")), f"m{n}", (3, 20), (1, 2), (1.0, -1.0), 30, 0, True
+        )
         for n in range(1, 9)
     ]
     lines = standings(results)
@@ -89,9 +109,17 @@ def test_standings_rank_the_stronger_bot_first() -> None:
 
 
 def test_standings_never_count_a_preset_deck_match() -> None:
-    fair = Result(Fixture(1, ("a", "b")), "m1", (3, 9), (1, 2), (1.0, -1.0), 30, 0, True)
+    fair = Result(Fixture(1, "g", ("a", "b")), "m1", (3, 9), (1, 2), (1.0, -1.0), 30, 0, True)
     preset = Result(
-        Fixture(2, ("a", "b")), "m2", (9, 3), (2, 1), (-1.0, 1.0), 30, 0, True, preset_deck=True
+        Fixture(2, "g", ("a", "b")),
+        "m2",
+        (9, 3),
+        (2, 1),
+        (-1.0, 1.0),
+        30,
+        0,
+        True,
+        preset_deck=True,
     )
     by_bot = {line.bot: line for line in standings([fair, preset])}
     assert by_bot["a"].played == 1 and by_bot["a"].wins == 1
@@ -101,7 +129,7 @@ def test_standings_never_count_a_preset_deck_match() -> None:
 
 def test_standings_share_wins_between_tied_winners() -> None:
     result = Result(
-        Fixture(1, ("a", "b", "c")), "m", (5, 5, 9), (1, 1, 3), (0.5, 0.5, -1.0), 20, 0, True
+        Fixture(1, "g", ("a", "b", "c")), "m", (5, 5, 9), (1, 1, 3), (0.5, 0.5, -1.0), 20, 0, True
     )
     by_bot = {line.bot: line for line in standings([result])}
     assert by_bot["a"].wins == by_bot["b"].wins == 0.5
@@ -112,7 +140,7 @@ async def _run_cli(*args: str) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "speeltafel.bots.cli",
+        "speeltafel.cli",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -166,5 +194,100 @@ async def test_cli_run_plays_a_verified_tournament(tmp_path: Path) -> None:
     # (gap,random,random), 3 rotations each.
     assert len(data["matches"]) == 2 + 6
     assert all(match["verified"] for match in data["matches"])
-    assert {line["bot"] for line in data["standings"]} == {"random", "gap"}
+    assert {line["bot"] for line in data["standings"]["take5"]} == {"random", "gap"}
     assert "match records verified by replay" in out
+    assert "heads: per match, lower is better" in out  # the game's score, named and oriented
+
+
+async def test_cli_run_takes_game_options_and_caps_the_seats(tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    code, out = await _run_cli(
+        "run",
+        "--game",
+        "take5",
+        "--option",
+        "edition=full",
+        "--option",
+        "deals=1",
+        "--rounds",
+        "1",
+        "--max-seats",
+        "2",
+        "--bots",
+        "first,random",
+        "--db",
+        str(tmp_path / "arena.db"),
+        "--results",
+        str(results),
+    )
+    assert code == 0, out
+    matches = json.loads(results.read_text())["matches"]
+    assert len(matches) == 2  # one pair, two rotations, 2 seats only
+    for match in matches:
+        assert match["fixture"]["options"] == [["deals", "1"], ["edition", "full"]]
+
+
+async def test_cli_refuses_a_bot_for_a_game_it_does_not_play(tmp_path: Path) -> None:
+    code, out = await _run_cli("run", "--game", "take5", "--bots", "gap,nobody")
+    assert code == 2 and "unknown bot 'nobody'" in out
+    code, out = await _run_cli("play", "--game", "another", "--bot", "gap")
+    assert code == 2 and "'gap' does not play 'another'" in out
+
+
+def _game_info(**fields: object) -> match_service_pb2.GameInfo:
+    return match_service_pb2.GameInfo(**fields)  # type: ignore[arg-type]
+
+
+def test_plan_games_follows_the_game_info() -> None:
+    offered = [
+        _game_info(game="solo", name="Solo", min_seats=1, max_seats=6),
+        _game_info(
+            game="take5",
+            name="Take 5",
+            min_seats=2,
+            max_seats=4,
+            options=[match_service_pb2.OptionSpec(name="edition", default="trial")],
+            seat_ranges=[
+                match_service_pb2.SeatRange(
+                    option="edition", value="trial", min_seats=2, max_seats=4
+                ),
+                match_service_pb2.SeatRange(
+                    option="edition", value="full", min_seats=2, max_seats=10
+                ),
+            ],
+        ),
+    ]
+    solo, take5 = plan_games(offered, None, None, {}, None, None)
+    assert solo.seat_counts == (1, 2, 3, 4, 5, 6)
+    assert solo.bots == ("random", "first")  # only the bots that play an unknown game
+    assert solo.score_name == "points" and not solo.lower_is_better
+    assert take5.seat_counts == (2, 3, 4) and "gap" in take5.bots
+    assert take5.lower_is_better  # from the engine, or the server's entry
+    (full,) = plan_games(offered, ["take5"], None, {"edition": "full"}, None, 5)
+    assert full.seat_counts == (2, 3, 4, 5) and full.options == (("edition", "full"),)
+    with pytest.raises(Refused, match="does not offer"):
+        plan_games(offered, ["nope"], None, {}, None, None)
+    with pytest.raises(Refused, match="no chosen game has the option"):
+        plan_games(offered, None, None, {"colour": "red"}, None, None)
+    with pytest.raises(ValueError, match="'gap' does not play 'solo'"):
+        plan_games(offered, ["solo"], ["gap"], {}, None, None)
+    with pytest.raises(Refused, match="takes 2-4 seats"):
+        plan_games(offered, ["take5"], None, {}, [7], None)
+
+
+def test_cli_play_never_loads_the_server() -> None:
+    """``speeltafel play`` imports the client side only: the server is for ``serve``."""
+    code = (
+        "import sys\n"
+        "from speeltafel.cli.main import main\n"
+        "try:\n"
+        "    main(['play', '--server', '127.0.0.1:1', '--game', 'another', '--bot', 'gap'])\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 2, exit.code\n"
+        "import speeltafel.cli.arena\n"
+        "loaded = [m for m in sys.modules if m.startswith(('speeltafel.server.app',\n"
+        "    'speeltafel.server.rpc', 'speeltafel.server.store'))]\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -1,6 +1,6 @@
-"""The search bot: its view-only reconstruction of the engine state, its legality and time
-budget, and its strength, all in-process (the engine drives the match; every view the bot
-sees is built by the server's own wire code)."""
+"""The search bot: the worlds it samples from its decoded view (legal, leak-free), its
+legality and time budget, and its strength, all in-process (the engine drives the match;
+every view the bot sees is built by the server's own wire code)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,15 @@ from collections.abc import Sequence
 import pytest
 
 from speeltafel.bots.random_bot import RandomBot
-from speeltafel.bots.registry import make_bot
+from speeltafel.bots.registry import heuristic_for, make_bot
+from speeltafel.bots.search_bot import SearchBot, decode_view
 from speeltafel.bots.take5_gap import GapBot
-from speeltafel.bots.take5_search import SearchBot, state_from_view
 from speeltafel.sdk.runner import Bot
 from speeltafel.sdk.v1 import common_pb2
 from speeltafel.server.engine.core import Rng
 from speeltafel.server.engine.games.take5 import GAME, Phase, Take5State
-from speeltafel.server.wire.common import build_view, wire_for
+from speeltafel.server.wire.common import build_view
+from speeltafel.server.wire.registry import wire_for
 
 WIRE = wire_for("take5")
 
@@ -36,7 +37,7 @@ def view_of(
     now = 1_700_000_000_000
     outcome = GAME.outcome(state)
     return build_view(
-        game_id="take5",
+        WIRE,
         match_id="m",
         seat=seat,
         version=version,
@@ -72,13 +73,18 @@ def play_match(
     return outcome.scores
 
 
+def search(seed: int, *, samples: int = 16, budget_ms: float | None = 30.0) -> SearchBot:
+    """A search bot with Take 5's heuristic as its playout policy (as the registry makes)."""
+    return SearchBot(seed, heuristics=heuristic_for, samples=samples, budget_ms=budget_ms)
+
+
 def _sorted_cards(zones: dict[str, tuple[str, ...]]) -> list[str]:
     return sorted(card for cards in zones.values() for card in cards)
 
 
-# --------------------------------------------------------------------------- (a) reconstruction
+# --------------------------------------------------------------------------- (a) worlds
 
-RECONSTRUCTION_CASES = [
+WORLD_CASES = [
     ("trial", 2, 6),
     ("trial", 3, 6),
     ("trial", 4, 6),
@@ -89,15 +95,15 @@ RECONSTRUCTION_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("edition", "seats", "matches"), RECONSTRUCTION_CASES)
-def test_state_from_view_reconstructs_what_the_seat_knows(
-    edition: str, seats: int, matches: int
-) -> None:
-    """At every step of random matches, for every seat: the state rebuilt from the seat's
-    view alone observes, conserves and offers the same as the real state, and its
-    determinisations are exactly those of the real state (the hidden pool is the same)."""
+@pytest.mark.parametrize(("edition", "seats", "matches"), WORLD_CASES)
+def test_search_worlds_are_legal_and_leak_free(edition: str, seats: int, matches: int) -> None:
+    """At every step of random matches, for every seat: the view decodes to the seat's own
+    observation, and every world ``sample_world`` draws from it shows the seat exactly what
+    it saw, offers it the view's legal actions in the view's order, conserves the deck, and
+    holds the hidden cards in a different place for some draw (they are re-dealt, not read
+    from the real state)."""
     chooser = random.Random(f"{edition}/{seats}")
-    checked = 0
+    checked = moved = 0
     seen = set()  # (phase, some seats committed)
     for match in range(matches):
         real = GAME.new({"edition": edition, "deals": "2"}, seats, Rng(bytes([match, seats]) * 8))
@@ -105,15 +111,19 @@ def test_state_from_view_reconstructs_what_the_seat_knows(
         while True:
             seen.add((real.phase, any(c is not None for c in real.selected)))
             for seat in range(seats):
-                rebuilt = state_from_view(view_of(real, seat, version))
-                assert GAME.observe(rebuilt, seat) == GAME.observe(real, seat)
-                assert _sorted_cards(dict(GAME.zones(rebuilt))) == sorted(GAME.deck(real))
-                assert GAME.legal_actions(rebuilt, seat) == GAME.legal_actions(real, seat)
-                assert GAME.to_act(rebuilt) == GAME.to_act(real)
-                rng = Rng(f"{match}/{version}/{seat}".encode())
-                sample = GAME.determinize(rebuilt, seat, rng)
-                assert sample == GAME.determinize(real, seat, rng)
-                assert GAME.observe(sample, seat) == GAME.observe(real, seat)
+                view = view_of(real, seat, version)
+                observation = decode_view(view)
+                assert observation == GAME.observe(real, seat)
+                for draw in range(2):
+                    rng = Rng(f"{match}/{version}/{seat}/{draw}".encode())
+                    world = GAME.sample_world(observation, rng)
+                    assert GAME.observe(world, seat) == GAME.observe(real, seat)
+                    legal = GAME.legal_actions(world, seat)
+                    assert legal == GAME.legal_actions(real, seat)
+                    assert [WIRE.action_to_proto(a) for a in legal] == list(view.legal_actions)
+                    assert GAME.to_act(world) == GAME.to_act(real)
+                    assert _sorted_cards(dict(GAME.zones(world))) == sorted(GAME.deck(real))
+                    moved += world.hands != real.hands
                 checked += 1
             if GAME.outcome(real) is not None:
                 break
@@ -122,20 +132,17 @@ def test_state_from_view_reconstructs_what_the_seat_knows(
             version += 1
         assert real.phase is Phase.OVER
     assert checked > matches * seats * 10
+    assert moved > checked  # the hidden cards really are dealt anew
     # Every kind of moment was checked: a fresh turn, sealed cards pending, a row choice.
     assert {(Phase.SELECT, False), (Phase.SELECT, True), (Phase.ROW_CHOICE, False)} <= seen
 
 
-def test_state_from_view_refuses_what_it_cannot_search() -> None:
+def test_decode_view_refuses_what_it_cannot_search() -> None:
     state = GAME.new({}, 3, Rng(b"refuse"))
     with pytest.raises(ValueError, match="spectator"):
-        state_from_view(view_of(state, None))
-    with pytest.raises(ValueError, match="Take 5"):
-        state_from_view(common_pb2.View(seat=0))
-    doubled = view_of(state, 1)
-    doubled.take5.hand.add().CopyFrom(doubled.take5.rows[0].cards[0])
-    with pytest.raises(ValueError, match="twice"):
-        state_from_view(doubled)
+        decode_view(view_of(state, None))
+    with pytest.raises(ValueError, match="does not know"):
+        decode_view(common_pb2.View(seat=0, game="another"))
 
 
 # --------------------------------------------------------------------------- (b) legal, in time
@@ -149,7 +156,7 @@ def test_search_bot_plays_legal_actions_within_its_budget() -> None:
     times: list[float] = []
     searched = 0
     for seats, edition in ((2, "trial"), (4, "trial"), (5, "full")):
-        bots = [SearchBot(seats * 10 + s, budget_ms=budget_ms) for s in range(seats)]
+        bots = [search(seats * 10 + s, budget_ms=budget_ms) for s in range(seats)]
         state = GAME.new({"edition": edition, "deals": "1"}, seats, Rng(bytes([seats]) * 8))
         version = 1
         while GAME.outcome(state) is None:
@@ -171,7 +178,7 @@ def test_search_bot_plays_legal_actions_within_its_budget() -> None:
 
 def test_search_bot_caps_its_budget_by_the_clock() -> None:
     state = GAME.new({}, 2, Rng(b"clock"))
-    bot = SearchBot(1, budget_ms=10_000)
+    bot = search(1, budget_ms=10_000)
     assert bot.budget_seconds(view_of(state, 0)) == 10.0  # no deadline: the own budget
     tight = view_of(state, 0, move_clock_ms=30_000, remaining_ms=40)
     assert bot.budget_seconds(tight) == pytest.approx(0.004)
@@ -180,7 +187,7 @@ def test_search_bot_caps_its_budget_by_the_clock() -> None:
     assert time.perf_counter() - started < 0.2
     assert chosen in tight.legal_actions
     assert 1 <= bot.last_samples < bot.samples or bot.fallbacks == 1
-    # No time left at all: it still answers, with the cheap policy's card.
+    # No time left at all: it still answers, with the heuristic's card.
     expired = view_of(state, 0, move_clock_ms=30_000, remaining_ms=0)
     chosen = bot.choose(expired, list(expired.legal_actions))
     assert chosen in expired.legal_actions and bot.last_samples == 0
@@ -188,7 +195,7 @@ def test_search_bot_caps_its_budget_by_the_clock() -> None:
 
 def test_search_bot_is_deterministic_given_its_seed() -> None:
     def choices(seed: int) -> list[str]:
-        bot = SearchBot(seed, samples=4, budget_ms=None)
+        bot = search(seed, samples=4, budget_ms=None)
         state = GAME.new({"deals": "1"}, 3, Rng(b"same"))
         played = []
         while GAME.outcome(state) is None:
@@ -226,7 +233,7 @@ def _series(opponent: type[RandomBot] | type[GapBot], matches: int) -> tuple[int
     for number in range(matches):
         search_seat = number % 2
         bots: list[Bot] = [opponent(number), opponent(number)]
-        bots[search_seat] = SearchBot(number, samples=8, budget_ms=None)
+        bots[search_seat] = search(number, samples=8, budget_ms=None)
         scores = play_match(bots, 500 + number)
         search_heads += scores[search_seat]
         other_heads += scores[1 - search_seat]

@@ -170,7 +170,7 @@ def speeltafel_command() -> list[str]:
     script = Path(sys.executable).parent / "speeltafel"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from speeltafel.bots.cli import main; main()"]
+    return [sys.executable, "-c", "from speeltafel.cli.main import main; main()"]
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 """The ``speeltafel`` command: ``serve``, ``play``, ``games`` and ``run``.
 
-This module is the composition root: the one place on the client side that may import the
-server package (for ``serve`` and its options). ``run`` starts the server as a separate
-process instead, so its bots reach it only through gRPC.
+The composition root: it imports the server only inside ``serve`` (its options are parsed
+there too), so ``play``, ``games`` and ``run`` never load it. ``run`` starts the server as a
+separate process, so its bots reach it only through gRPC.
 """
 
 from __future__ import annotations
@@ -15,19 +15,34 @@ from collections.abc import Sequence
 
 import grpc
 
-from speeltafel.bots.registry import BOTS, make_bot
-from speeltafel.sdk import AsyncClient, Seat, play_seat
+from speeltafel.bots.registry import BOTS, check_bot, make_bot
+from speeltafel.sdk.client import AsyncClient, Seat
+from speeltafel.sdk.runner import play_seat
 from speeltafel.sdk.v1 import common_pb2
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from speeltafel.server.rpc.server import configure_logging, serve_or_refuse
+    from speeltafel.server.rpc.server import (
+        add_serve_arguments,
+        configure_logging,
+        serve_or_refuse,
+    )
 
-    configure_logging(args.log_level)
-    return serve_or_refuse(args)  # a refused store: one line on stderr, status 2
+    parser = argparse.ArgumentParser(prog="speeltafel serve", description="Run the game server.")
+    add_serve_arguments(parser)
+    options = parser.parse_args(args.serve_arguments)
+    configure_logging(options.log_level)
+    return serve_or_refuse(options)  # a refused store: one line on stderr, status 2
 
 
 async def _play(args: argparse.Namespace) -> int:
+    try:
+        check_bot(args.bot, args.game)
+        if args.opponents != "none":
+            check_bot(args.opponents, args.game)
+    except ValueError as exc:
+        print(f"speeltafel play: {exc}", file=sys.stderr)
+        return 2
     async with AsyncClient(args.server) as client:
         match_id = args.match
         others: list[Seat] = []
@@ -56,8 +71,10 @@ async def _play(args: argparse.Namespace) -> int:
             if args.verbose:
                 print(f"version {view.version}: to act {list(view.to_act)}")
 
-        tasks = [play_seat(client, seat, make_bot(args.bot), on_view=show)]
-        tasks += [play_seat(client, other, make_bot(args.opponents)) for other in others]
+        tasks = [play_seat(client, seat, make_bot(args.bot, game=args.game), on_view=show)]
+        tasks += [
+            play_seat(client, other, make_bot(args.opponents, game=args.game)) for other in others
+        ]
         final, *_ = await asyncio.gather(*tasks)
         outcome = final.outcome
         print(f"match {match_id} over after {final.version - 1} actions")
@@ -80,7 +97,7 @@ async def _games(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from speeltafel.bots.arena import run
+    from speeltafel.cli.arena import run
 
     return run(args)
 
@@ -93,10 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser("serve", help="run the game server")
-    from speeltafel.server.rpc.server import add_serve_arguments  # composition root
-
-    add_serve_arguments(serve)
+    # The server's own options are parsed inside _serve: building this parser loads no server.
+    serve = commands.add_parser(
+        "serve",
+        help="run the game server (speeltafel serve --help: its options)",
+        add_help=False,
+        prefix_chars="\0",  # every argument, --help too, goes to the server's parser
+    )
+    serve.add_argument("serve_arguments", nargs=argparse.REMAINDER)
     serve.set_defaults(handler=_serve)
 
     play = commands.add_parser("play", help="connect a built-in bot to a server and play")
@@ -128,10 +149,29 @@ def build_parser() -> argparse.ArgumentParser:
     games.set_defaults(handler=lambda a: asyncio.run(_games(a)))
 
     run = commands.add_parser("run", help="a tournament of the built-in bots through a server")
-    run.add_argument("--bots", default=",".join(BOTS), help="comma-separated bot names")
-    run.add_argument("--seats", default="2,3,4", help="seat counts to play")
+    run.add_argument(
+        "--game",
+        action="append",
+        default=[],
+        help="a game to play (repeatable; default: every game the server offers)",
+    )
+    run.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a game option, for every chosen game that has it (repeatable)",
+    )
+    run.add_argument(
+        "--bots",
+        default="",
+        help="comma-separated bot names (default: every bot that plays the game)",
+    )
+    run.add_argument(
+        "--seats", default="", help="seat counts to play (default: the game's whole range)"
+    )
+    run.add_argument("--max-seats", type=int, help="cap the seat counts at this")
     run.add_argument("--rounds", type=int, default=3, help="times each fixture list is played")
-    run.add_argument("--edition", default="trial", choices=["trial", "full"])
     run.add_argument("--db", default="var/arena.db", help="the SQLite file of its own server")
     run.add_argument("--move-clock-ms", type=int, default=10_000)
     run.add_argument("--concurrency", type=int, default=8, help="matches at once")

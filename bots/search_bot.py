@@ -1,0 +1,237 @@
+"""A search bot for every game: flat Monte Carlo over worlds sampled from its own view.
+
+This is the pattern of ``shared/design.md``: a bot imports the SDK, and the engine only to
+search worlds sampled from its own view. It knows no game's rules or messages:
+
+1. The view is decoded back into the engine's observation of this seat by the wire's
+   decoder (``observation_from_view``): the one inverse of what the server sent.
+2. For every decision it samples worlds with the engine's ``sample_world(observation,
+   rng)``: full states consistent with the observation, hidden cards dealt anew. The seat's
+   legal actions there are the view's, in the same (the engine's stable) order.
+3. On each world it tries every legal action (common random numbers: all candidates see
+   the same worlds) and plays on for every seat with a playout policy: the game's
+   heuristic bot (the registry's), acting on that seat's observation of the world, with a
+   little randomness (``explore``) so that the others are not assumed predictable; a game
+   without a heuristic is played on at random.
+4. A rollout's value: where the heuristic reads running scores from an observation, the
+   rollout stops after ``horizon`` more rounds (a round is one action per seat) and is
+   worth the bot's score change minus ``others_weight`` times the others' mean change,
+   oriented by the game's ``lower_is_better``; otherwise it is played to the end and worth
+   the bot's utility. The action with the best mean value wins, ties to the heuristic's
+   choice, then to the first legal action.
+
+It samples at most ``samples`` worlds and stops early when its time budget (``budget_ms``,
+capped at ``clock_fraction`` of the move clock's remaining time when the view has a
+deadline) is spent; it checks the clock after every rollout, so it overshoots by at most
+one rollout. If even the first world cannot be searched in time it plays the heuristic's
+choice (or the first legal action). All chance comes from ``random.Random(seed)``, and the
+engine ``Rng`` of each decision is keyed from it, so a bot with a seed and no time limit
+(``budget_ms=None``) is fully deterministic. A game the engine does not know, or a view it
+cannot decode, gets a random legal action.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from speeltafel.sdk.v1 import common_pb2
+from speeltafel.server.engine.core import EngineError, GameAny, Rng
+from speeltafel.server.engine.registry import GAMES
+
+
+class HeuristicBot(Protocol):
+    """A game's heuristic, in engine terms: the search bot's playout policy."""
+
+    def act(self, observation: Any, legal_actions: Sequence[Any]) -> int:
+        """The index in ``legal_actions`` of the action it plays on this observation."""
+        ...
+
+    def running_scores(self, observation: Any) -> Sequence[int] | None:
+        """Every seat's score so far (the game's ``Outcome.scores`` if it ended now), or
+        None if the game cannot tell before its end."""
+        ...
+
+
+Heuristics = Callable[[str], HeuristicBot | None]
+
+
+def _legacy_observation(game_id: str, view: common_pb2.View) -> Any:
+    """Take 5 only, until the wire's decoder has landed (``_take5_view`` then goes)."""
+    from speeltafel.bots._take5_view import state_from_view
+
+    game = GAMES[game_id]
+    return game.observe(state_from_view(view), view.seat)
+
+
+def _find_decoder() -> Callable[[str, common_pb2.View], Any]:
+    try:
+        registry = importlib.import_module("speeltafel.server.wire.registry")
+    except ImportError:
+        return _legacy_observation
+    decoder: Callable[[str, common_pb2.View], Any] | None = getattr(
+        registry, "observation_from_view", None
+    )
+    return decoder or _legacy_observation
+
+
+def decode_view(view: common_pb2.View) -> Any:
+    """The engine observation of the view's seat; ``ValueError`` for a spectator's view or
+    a game the engine does not know (and whatever the decoder refuses)."""
+    if not view.HasField("seat"):
+        raise ValueError("a spectator's view has no hand to search from")
+    if view.game not in GAMES:
+        raise ValueError(f"the engine does not know the game {view.game[:40]!r}")
+    observation = _find_decoder()(view.game, view)
+    if observation is None:
+        raise ValueError("the view has no game part yet")
+    return observation
+
+
+class SearchBot:
+    """Flat Monte Carlo search over sampled worlds (see the module docstring)."""
+
+    name = "search"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        *,
+        heuristics: Heuristics | None = None,
+        samples: int = 16,
+        budget_ms: float | None = 30.0,
+        clock_fraction: float = 0.1,
+        horizon: int = 2,
+        explore: float = 0.25,
+        others_weight: float = 0.5,
+    ) -> None:
+        if samples < 1:
+            raise ValueError("samples must be at least 1")
+        self._random = random.Random(seed)
+        self._heuristics = heuristics or (lambda game_id: None)
+        self._heuristic: dict[str, HeuristicBot | None] = {}
+        self.samples = samples
+        self.budget_ms = budget_ms
+        self.clock_fraction = clock_fraction
+        self.horizon = horizon
+        self.explore = explore
+        self.others_weight = others_weight
+        self.last_samples = 0  # worlds searched by the last decision
+        self.fallbacks = 0  # decisions made without search (no time, or a bad view)
+
+    def heuristic(self, game_id: str) -> HeuristicBot | None:
+        """The game's heuristic bot (made once per game), or None."""
+        if game_id not in self._heuristic:
+            self._heuristic[game_id] = self._heuristics(game_id)
+        return self._heuristic[game_id]
+
+    def budget_seconds(self, view: common_pb2.View) -> float:
+        """This decision's time budget: ``budget_ms``, at most ``clock_fraction`` of the
+        time the clock has left (inf: no limit)."""
+        budget = float("inf") if self.budget_ms is None else self.budget_ms / 1000
+        if view.clock.deadline_unix_ms:
+            budget = min(budget, view.clock.remaining_ms / 1000 * self.clock_fraction)
+        return budget
+
+    def choose(
+        self, view: common_pb2.View, legal_actions: Sequence[common_pb2.Action]
+    ) -> common_pb2.Action:
+        """The legal action with the best mean rollout value."""
+        started = time.perf_counter()
+        legal = list(legal_actions)
+        self.last_samples = 0
+        # Keyed now, so that the bot's random stream does not depend on the view.
+        key = self._random.randbytes(32)
+        sample_seed = self._random.getrandbits(64)
+        game = GAMES.get(view.game)
+        if game is None or len(legal) <= 1:
+            return self._random.choice(legal)
+        try:
+            observation = decode_view(view)
+        except (ValueError, KeyError, EngineError):
+            self.fallbacks += 1
+            return self._random.choice(legal)
+        seat = view.seat
+        root = Rng(key)
+        first = game.sample_world(observation, root.derive("sample 0"))
+        actions = game.legal_actions(first, seat)
+        if len(actions) != len(legal):  # the view and its decoding disagree: do not search
+            self.fallbacks += 1
+            return self._random.choice(legal)
+        heuristic = self.heuristic(view.game)
+        preferred = heuristic.act(observation, actions) if heuristic is not None else 0
+        deadline = started + self.budget_seconds(view)
+
+        sums = [0.0] * len(actions)
+        for number in range(self.samples):
+            world = (
+                first
+                if number == 0
+                else game.sample_world(observation, root.derive(f"sample {number}"))
+            )
+            values: list[float] = []
+            for action in actions:
+                try:
+                    values.append(
+                        self._rollout(game, world, seat, action, heuristic, sample_seed + number)
+                    )
+                except EngineError:
+                    values.append(float("-inf"))  # the server sent what the rules refuse
+                if time.perf_counter() > deadline and len(values) < len(actions):
+                    break
+            if len(values) < len(actions):
+                break  # out of time in the middle of a world: it is not counted
+            for j, value in enumerate(values):
+                sums[j] += value
+            self.last_samples += 1
+            if time.perf_counter() > deadline:
+                break
+
+        if self.last_samples == 0:
+            self.fallbacks += 1
+            return legal[preferred]
+        best = max(range(len(actions)), key=lambda j: (sums[j], j == preferred, -j))
+        return legal[best]
+
+    def _rollout(
+        self,
+        game: GameAny,
+        world: Any,
+        seat: int,
+        action: Any,
+        heuristic: HeuristicBot | None,
+        seed: int,
+    ) -> float:
+        """Play ``action``, then the playout policy for every seat (module docstring, 3 and
+        4); the rollout's value, higher is better."""
+        chooser = random.Random(seed)
+        scores = heuristic.running_scores(game.observe(world, None)) if heuristic else None
+        seats = len(scores) if scores is not None else 0
+        limit = (self.horizon + 1) * seats if scores is not None else game.max_actions(world)
+        state = game.apply(world, seat, action)
+        steps = 1
+        while (outcome := game.outcome(state)) is None and steps < limit:
+            mover = game.to_act(state)[0]
+            legal = game.legal_actions(state, mover)
+            if heuristic is None or chooser.random() < self.explore:
+                index = chooser.randrange(len(legal))
+            else:
+                index = heuristic.act(game.observe(state, mover), legal)
+            state = game.apply(state, mover, legal[index])
+            steps += 1
+        if scores is None or heuristic is None:
+            return outcome.utilities[seat] if outcome is not None else 0.0
+        after = (
+            outcome.scores
+            if outcome is not None
+            else heuristic.running_scores(game.observe(state, None))
+        )
+        if after is None:
+            return 0.0
+        change = [a - b for a, b in zip(after, scores, strict=True)]
+        others = [change[s] for s in range(len(change)) if s != seat]
+        value = change[seat] - self.others_weight * sum(others) / max(1, len(others))
+        return -value if game.info.lower_is_better else value

@@ -1,0 +1,5 @@
+"""``python -m speeltafel.cli``: the ``speeltafel`` command."""
+
+from speeltafel.cli.main import main
+
+main()
