@@ -34,12 +34,22 @@ from speeltafel.sdk.client import AsyncClient, Seat, new_request_id
 from speeltafel.sdk.runner import RunStats, play_seat
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.app.runtime import RuntimeConfig
+from speeltafel.server.rpc.limits import LimitsConfig
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.base import MatchStore
 from speeltafel.server.store.memory import MemoryStore
 from speeltafel.server.store.sqlite import SqliteStore
 
 SERVICE = "/speeltafel.v1.MatchService/"
+# The server's limits with its rates lifted: for tests whose point is many calls in quick
+# succession, not the rates themselves (test_fairness checks those).
+LIFTED_RATES = LimitsConfig(
+    unary_rate_per_peer=1e9,
+    unary_burst_per_peer=1e9,
+    unary_rate_per_token=1e9,
+    unary_burst_per_token=1e9,
+    refusal_cost=0.0,
+)
 DETAILS_KEY = "grpc-status-details-bin"
 TRIAL_HAND_SIZES = {2: 12, 3: 9, 4: 7}
 TRIAL_CARDS = 32
@@ -168,6 +178,7 @@ class Table:
     normalized = staticmethod(normalized)
     contiguous = staticmethod(contiguous)
     STANDARD_DECK = STANDARD_DECK
+    LIFTED_RATES = LIFTED_RATES
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp_path = tmp_path
@@ -212,12 +223,16 @@ class Table:
         *,
         port: int = 0,
         config: RuntimeConfig | None = None,
+        limits: LimitsConfig | None = None,
     ) -> Running:
-        """Start a server (MemoryStore unless given) and a client of it."""
+        """Start a server (MemoryStore unless given) and a client of it. ``limits`` defaults
+        to the server's own (``LIFTED_RATES`` lifts the rates for tests that hammer it on
+        purpose: races, thousands of calls in a row)."""
         running = await start_server(
             store if store is not None else MemoryStore(),
             port=port,
             config=config or RuntimeConfig(),
+            limits=limits,
         )
         self._servers.append(running)
         self._running = running

@@ -216,7 +216,7 @@ async def test_c4_request_id_reused_for_another_action(table: Any, server: Any) 
 
 async def test_c5_a_seat_racing_itself(table: Any) -> None:
     """Two different moves of one seat at once, 100+ times: exactly one is accepted."""
-    await table.start(table.sqlite_store())
+    await table.start(table.sqlite_store(), limits=table.LIFTED_RATES)
     rng = random.Random(5)
     races = 0
     accepted: list[tuple[str, int, int, str]] = []  # (match, seq, seat, action text)
