@@ -124,8 +124,12 @@ async def play_seat(
                 if response is grpc.aio.EOF:
                     break
                 live = True
-                failures = 0
                 kind = response.WhichOneof("event")
+                if kind != "subscribed":
+                    # Progress (a view or an answer): the stream works. A Subscribed alone is
+                    # not counted, so a stream that is accepted and then fails every time
+                    # still runs out of attempts instead of retrying forever.
+                    failures = 0
                 if kind == "subscribed":
                     # Live. Holding the view of the match's current version (nothing was
                     # missed), act on it now: no view follows until the match moves on.

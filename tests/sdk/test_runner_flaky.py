@@ -38,7 +38,6 @@ from speeltafel.server.engine.games import take5
 from speeltafel.server.engine.verify import RecordedMatch, verify
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.memory import MemoryStore
-from speeltafel.server.wire.common import action_from_proto
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 from flaky_proxy import FlakyProxy  # a helper of the service tests
@@ -79,7 +78,12 @@ def proxied(proxy: FlakyProxy) -> AsyncClient:
 
 
 def action_text(action: common_pb2.Action) -> str:
-    return str(GAME.action_text(action_from_proto("take5", action)))
+    """The engine's canonical text of a Take 5 action, as the record holds it (take5.py:
+    ``select:17``, ``row:2``), read from the message alone."""
+    take5_action = action.take5
+    if take5_action.WhichOneof("kind") == "select":
+        return f"select:{take5_action.select.card}"
+    return f"row:{take5_action.choose_row.row}"
 
 
 @dataclass
