@@ -153,7 +153,9 @@ class MatchRecord(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., game: _Optional[str] = ..., rules_version: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ..., seats: _Optional[int] = ..., server_seed: _Optional[bytes] = ..., commitment: _Optional[str] = ..., shuffle_key: _Optional[bytes] = ..., seat_records: _Optional[_Iterable[_Union[SeatRecord, _Mapping]]] = ..., preset_deck: _Optional[bool] = ..., preset_decks: _Optional[_Iterable[_Union[DeckOrder, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[RecordedAction, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., final_state_sha256: _Optional[str] = ..., move_clock_ms: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., finished_unix_ms: _Optional[int] = ...) -> None: ...
 
 class DeckOrder(_message.Message):
-    __slots__ = ("cards",)
+    __slots__ = ("cards", "deck")
     CARDS_FIELD_NUMBER: _ClassVar[int]
+    DECK_FIELD_NUMBER: _ClassVar[int]
     cards: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, cards: _Optional[_Iterable[str]] = ...) -> None: ...
+    deck: str
+    def __init__(self, cards: _Optional[_Iterable[str]] = ..., deck: _Optional[str] = ...) -> None: ...

@@ -24,7 +24,7 @@ class SeatRange(_message.Message):
     def __init__(self, option: _Optional[str] = ..., value: _Optional[str] = ..., min_seats: _Optional[int] = ..., max_seats: _Optional[int] = ...) -> None: ...
 
 class OptionSpec(_message.Message):
-    __slots__ = ("name", "kind", "default", "description", "choices", "minimum", "maximum")
+    __slots__ = ("name", "kind", "default", "description", "choices", "minimum", "maximum", "min_items", "max_items", "automatic")
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_FIELD_NUMBER: _ClassVar[int]
@@ -32,6 +32,9 @@ class OptionSpec(_message.Message):
     CHOICES_FIELD_NUMBER: _ClassVar[int]
     MINIMUM_FIELD_NUMBER: _ClassVar[int]
     MAXIMUM_FIELD_NUMBER: _ClassVar[int]
+    MIN_ITEMS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ITEMS_FIELD_NUMBER: _ClassVar[int]
+    AUTOMATIC_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     default: str
@@ -39,10 +42,21 @@ class OptionSpec(_message.Message):
     choices: _containers.RepeatedScalarFieldContainer[str]
     minimum: int
     maximum: int
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., default: _Optional[str] = ..., description: _Optional[str] = ..., choices: _Optional[_Iterable[str]] = ..., minimum: _Optional[int] = ..., maximum: _Optional[int] = ...) -> None: ...
+    min_items: int
+    max_items: int
+    automatic: bool
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., default: _Optional[str] = ..., description: _Optional[str] = ..., choices: _Optional[_Iterable[str]] = ..., minimum: _Optional[int] = ..., maximum: _Optional[int] = ..., min_items: _Optional[int] = ..., max_items: _Optional[int] = ..., automatic: _Optional[bool] = ...) -> None: ...
+
+class DeckSpec(_message.Message):
+    __slots__ = ("name", "description")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
 
 class GameInfo(_message.Message):
-    __slots__ = ("game", "name", "rules_version", "min_seats", "max_seats", "options", "simultaneous", "description", "seat_ranges")
+    __slots__ = ("game", "name", "rules_version", "min_seats", "max_seats", "options", "simultaneous", "description", "seat_ranges", "score_name", "lower_is_better", "decks")
     GAME_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     RULES_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -52,6 +66,9 @@ class GameInfo(_message.Message):
     SIMULTANEOUS_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     SEAT_RANGES_FIELD_NUMBER: _ClassVar[int]
+    SCORE_NAME_FIELD_NUMBER: _ClassVar[int]
+    LOWER_IS_BETTER_FIELD_NUMBER: _ClassVar[int]
+    DECKS_FIELD_NUMBER: _ClassVar[int]
     game: str
     name: str
     rules_version: int
@@ -61,7 +78,10 @@ class GameInfo(_message.Message):
     simultaneous: bool
     description: str
     seat_ranges: _containers.RepeatedCompositeFieldContainer[SeatRange]
-    def __init__(self, game: _Optional[str] = ..., name: _Optional[str] = ..., rules_version: _Optional[int] = ..., min_seats: _Optional[int] = ..., max_seats: _Optional[int] = ..., options: _Optional[_Iterable[_Union[OptionSpec, _Mapping]]] = ..., simultaneous: _Optional[bool] = ..., description: _Optional[str] = ..., seat_ranges: _Optional[_Iterable[_Union[SeatRange, _Mapping]]] = ...) -> None: ...
+    score_name: str
+    lower_is_better: bool
+    decks: _containers.RepeatedCompositeFieldContainer[DeckSpec]
+    def __init__(self, game: _Optional[str] = ..., name: _Optional[str] = ..., rules_version: _Optional[int] = ..., min_seats: _Optional[int] = ..., max_seats: _Optional[int] = ..., options: _Optional[_Iterable[_Union[OptionSpec, _Mapping]]] = ..., simultaneous: _Optional[bool] = ..., description: _Optional[str] = ..., seat_ranges: _Optional[_Iterable[_Union[SeatRange, _Mapping]]] = ..., score_name: _Optional[str] = ..., lower_is_better: _Optional[bool] = ..., decks: _Optional[_Iterable[_Union[DeckSpec, _Mapping]]] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
     __slots__ = ("games",)

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from speeltafel.server.app.errors import StaleVersion
-from speeltafel.server.engine.core import GameAny, Outcome, Rng, shuffle_key
+from speeltafel.server.engine.core import GameAny, Outcome, Rng, named_presets, shuffle_key
+from speeltafel.server.engine.verify import unnamed_to_first
 from speeltafel.server.store.base import (
     ActionRow,
     MatchCreated,
@@ -194,6 +195,13 @@ class Match:
         return "waiting" if self.state is None else "running"
 
     @property
+    def presets(self) -> dict[str, tuple[tuple[str, ...], ...]]:
+        """The preset deck orders by deck name, in the game's deck order (a match stored
+        before decks had names reads as the game's first deck)."""
+        stored = dict(self.created.presets)
+        return named_presets(self.game.info.decks, unnamed_to_first(self.game.info.decks, stored))
+
+    @property
     def final_outcome(self) -> Outcome | None:
         """How the match ended, for the wire (``Outcome.termination`` included); None while
         it is not over. The same value as :attr:`outcome`."""
@@ -256,7 +264,7 @@ class Match:
     def start(self, now_ms: int) -> None:
         """Deal: the engine's ``new`` with the shuffle key of seed and entropy."""
         rng = Rng(self.shuffle_key)
-        state = self.game.new(self.options, self.created.seats, rng, self.created.presets)
+        state = self.game.new(self.options, self.created.seats, rng, self.presets)
         self.started_ms = now_ms
         self.version = 1
         self._advance(state, actor=None, now_ms=now_ms)

@@ -63,7 +63,7 @@ import hmac
 import secrets
 import time
 import unicodedata
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -80,8 +80,17 @@ from speeltafel.server.app.errors import (
     clip,
 )
 from speeltafel.server.app.match import CLOCK_PREFIX, Match, Outbox, clock_request_id
-from speeltafel.server.engine.core import GameAny, GameOver, Rng, commitment
-from speeltafel.server.engine.registry import GAMES, get_game
+from speeltafel.server.engine.core import (
+    GameAny,
+    GameOver,
+    InvalidOptions,
+    Presets,
+    Rng,
+    commitment,
+    named_presets,
+)
+from speeltafel.server.engine.registry import GAMES
+from speeltafel.server.engine.verify import unnamed_to_first
 from speeltafel.server.store.base import (
     ActionRow,
     AppendStatus,
@@ -222,14 +231,20 @@ class _Slot:
 
 
 class MatchRuntime:
-    """Every match of one server process."""
+    """Every match of one server process.
+
+    ``games`` are the games it offers, by game id (default: every game of the engine's
+    registry); a match logged under a game it does not offer is not recovered.
+    """
 
     def __init__(
         self,
         store: MatchStore,
         config: RuntimeConfig | None = None,
         clock: Clock | None = None,
+        games: Mapping[str, GameAny] | None = None,
     ) -> None:
+        self._games: dict[str, GameAny] = dict(GAMES if games is None else games)
         self.store = store
         self.config = config or RuntimeConfig()
         self.clock: Clock = clock or SystemClock()
@@ -347,7 +362,7 @@ class MatchRuntime:
         existing = self.matches.get(match_id)
         if existing is not None:  # loaded meanwhile by another caller
             return existing
-        return self._register(Match.replay(stored, get_game(stored.created.game)), arm)
+        return self._register(Match.replay(stored, self.game(stored.created.game)), arm)
 
     def _register(self, match: Match, arm: bool = True) -> Match:
         """Keep ``match`` in memory (unless one with its id already is) and run its timer."""
@@ -445,19 +460,24 @@ class MatchRuntime:
         seats: int,
         options: Mapping[str, str],
         move_clock_ms: int = 0,
-        presets: Sequence[Sequence[str]] = (),
+        presets: Presets = (),
         request_id: str = "",
     ) -> Created:
         """A new match waiting for its seats, with a fresh secret seed and its commitment.
 
         With a ``request_id``, the same request again gets the same match (duplicate=True),
         also after a restart; other parameters under that id are RequestIdReused.
+
+        ``presets``: deck orders by deck name (the name "" means the game's first deck), or a
+        plain sequence of orders of the first deck; each deck's orders are used in turn as
+        the engine documents, and the match stores them by deck name.
         """
         self._check_request_id(request_id)
-        game = get_game(game_id)
+        game = self.game(game_id)
         canonical = game.info.canonical_options(options)
+        by_deck = named_presets(game.info.decks, unnamed_to_first(game.info.decks, presets))
         # The engine validates the seat count and any preset decks; nothing is stored first.
-        game.new(canonical, seats, Rng(b"validation"), presets)
+        game.new(canonical, seats, Rng(b"validation"), by_deck)
         clock_ms = move_clock_ms or self.config.default_move_clock_ms
         if not self.config.min_move_clock_ms <= clock_ms <= self.config.max_move_clock_ms:
             raise BadRequest(
@@ -475,7 +495,7 @@ class MatchRuntime:
             server_seed=seed,
             commitment=commitment(seed),
             move_clock_ms=clock_ms,
-            presets=tuple(tuple(order) for order in presets),
+            presets=tuple(by_deck.items()),
             created_ms=self.clock.now_ms(),
             request_id=request_id,
             token_key=secrets.token_bytes(32),
@@ -513,13 +533,12 @@ class MatchRuntime:
     @staticmethod
     def _created_again(match: Match, wanted: MatchCreated) -> Created:
         made = match.created
-        same = (made.game, made.options, made.seats, made.move_clock_ms, made.presets) == (
+        same = (made.game, made.options, made.seats, made.move_clock_ms) == (
             wanted.game,
             wanted.options,
             wanted.seats,
             wanted.move_clock_ms,
-            wanted.presets,
-        )
+        ) and tuple(match.presets.items()) == wanted.presets
         if not same:
             raise RequestIdReused(
                 "this request_id already created a match with other parameters",
@@ -944,7 +963,16 @@ class MatchRuntime:
         for joined in match.joined.values():
             self.tokens.pop(joined.token_hash, None)
 
-    @staticmethod
-    def games() -> list[GameAny]:
+    def games(self) -> list[GameAny]:
         """Every game the server offers."""
-        return list(GAMES.values())
+        return list(self._games.values())
+
+    def game(self, game_id: str) -> GameAny:
+        """The offered game with this id, or :class:`InvalidOptions` naming the ones there are."""
+        try:
+            return self._games[game_id]
+        except KeyError:
+            known = ", ".join(sorted(self._games))
+            raise InvalidOptions(
+                f"unknown game {game_id[:40]!r}; known: {known}", "unknown_game"
+            ) from None

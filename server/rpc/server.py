@@ -11,7 +11,7 @@ import asyncio
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +27,7 @@ from speeltafel.sdk.v1 import (
     match_service_pb2_grpc,
 )
 from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
+from speeltafel.server.engine.core import GameAny
 from speeltafel.server.rpc.errors import AuthInterceptor, ErrorInterceptor
 from speeltafel.server.rpc.limits import (
     MAX_STREAMS_PER_CONNECTION,
@@ -39,6 +40,8 @@ from speeltafel.server.rpc.standard import HealthServicer, enable_reflection
 from speeltafel.server.store.base import MatchStore, StoreOpenError
 from speeltafel.server.store.memory import MemoryStore
 from speeltafel.server.store.sqlite import SqliteStore
+from speeltafel.server.wire.common import GameWire
+from speeltafel.server.wire.registry import WIRES
 
 log = structlog.get_logger("speeltafel.server")
 
@@ -145,9 +148,19 @@ async def start_server(
     diagnostics: bool = False,
     runtime: MatchRuntime | None = None,
     limits: LimitsConfig | None = None,
+    games: Mapping[str, GameAny] | None = None,
+    wires: Mapping[str, GameWire] = WIRES,
 ) -> Running:
-    """Recover unfinished matches, then serve on ``host:port`` (0: any free port)."""
-    runtime = runtime or MatchRuntime(store, config)
+    """Recover unfinished matches, then serve on ``host:port`` (0: any free port).
+
+    ``games``: the games offered, by id (default: the engine's registry; ignored when a
+    ``runtime`` is given, which has its own); ``wires``: the wire of each of them by game id
+    (default: the wire registry). A game without a wire is refused here, not at its first
+    view."""
+    runtime = runtime or MatchRuntime(store, config, games=games)
+    unwired = sorted(g.info.game_id for g in runtime.games() if g.info.game_id not in wires)
+    if unwired:
+        raise ValueError(f"no wire for the game(s) {', '.join(unwired)}")
     await runtime.recover()
     server = grpc.aio.server(
         # Limits first: a refused call costs no handler work (see rpc/limits.py).
@@ -169,7 +182,7 @@ async def start_server(
         maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
     )
     # The generated registration functions are untyped (the one seam with generated code).
-    match_service_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(runtime), server)  # type: ignore[no-untyped-call]
+    match_service_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(runtime, wires), server)  # type: ignore[no-untyped-call]
     services = [MATCH_SERVICE, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
     if diagnostics:
         diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(Diagnostics(), server)  # type: ignore[no-untyped-call]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, TypeAlias
 
 import grpc
@@ -17,6 +17,7 @@ from speeltafel.sdk.v1 import common_pb2, match_service_pb2, match_service_pb2_g
 from speeltafel.server.app.errors import BadRequest, PermissionDenied, Refused
 from speeltafel.server.app.match import Match, Outbox, Snapshot
 from speeltafel.server.app.runtime import Ack, MatchRuntime
+from speeltafel.server.engine.verify import group_orders
 from speeltafel.server.rpc.errors import (
     bearer_token,
     bounded,
@@ -27,12 +28,14 @@ from speeltafel.server.rpc.errors import (
 from speeltafel.server.rpc.limits import check_create_request, message_refused
 from speeltafel.server.wire.common import (
     STATUSES,
+    GameWire,
     action_from_proto,
     game_info_to_proto,
     outcome_to_proto,
     public_view,
     seat_view,
 )
+from speeltafel.server.wire.registry import WIRES
 
 # grpc ships no type information: the servicer context is untyped at this one seam.
 Context: TypeAlias = Any
@@ -72,10 +75,12 @@ def _subscribed(match: Match) -> match_service_pb2.Subscribed:
 
 
 class MatchService(match_service_pb2_grpc.MatchServiceServicer):
-    """The gRPC face of a :class:`MatchRuntime`."""
+    """The gRPC face of a :class:`MatchRuntime`; ``wires`` maps each of its games' ids to
+    the game's wire (default: the wire registry)."""
 
-    def __init__(self, runtime: MatchRuntime) -> None:
+    def __init__(self, runtime: MatchRuntime, wires: Mapping[str, GameWire] = WIRES) -> None:
         self.runtime = runtime
+        self.wires = wires
 
     # ------------------------------------------------------------------ helpers
 
@@ -100,7 +105,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         public: common_pb2.View | None = snapshot.cache.get("public")
         if public is None:
             public = public_view(
-                game_id=match.created.game,
+                self.wires[match.created.game],
                 match_id=match.id,
                 version=snapshot.version,
                 status=snapshot.status,
@@ -117,7 +122,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         acting = state is not None and seat in snapshot.to_act
         return seat_view(
             public,
-            game_id=match.created.game,
+            self.wires[match.created.game],
             seat=seat,
             observation=None if state is None else game.observe(state, seat),
             legal_actions=game.legal_actions(state, seat) if acting else (),
@@ -135,7 +140,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     ) -> Ack:
         if request.match_id != match.id:
             raise PermissionDenied("the seat token does not belong to this match", "wrong_match")
-        action = action_from_proto(match.created.game, request.action)
+        action = action_from_proto(self.wires[match.created.game], request.action)
         return await self.runtime.submit(
             match.id, seat, request.expected_version, request.request_id, action, on_ack=on_ack
         )
@@ -160,7 +165,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             request.seats,
             dict(request.options),
             request.move_clock_ms,
-            [list(deck.cards) for deck in request.preset_decks],
+            group_orders((deck.deck, deck.cards) for deck in request.preset_decks),
             request_id=request.request_id,
         )
         match = created.match
@@ -397,7 +402,11 @@ def _record(match: Match) -> common_pb2.MatchRecord:
         commitment=created.commitment,
         shuffle_key=match.shuffle_key,
         preset_deck=bool(created.presets),
-        preset_decks=[common_pb2.DeckOrder(cards=order) for order in created.presets],
+        preset_decks=[
+            common_pb2.DeckOrder(cards=order, deck=deck)
+            for deck, orders in match.presets.items()
+            for order in orders
+        ],
         outcome=outcome_to_proto(match.outcome),
         final_state_sha256=finished.final_hash,
         move_clock_ms=created.move_clock_ms,

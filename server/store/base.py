@@ -19,6 +19,11 @@ from enum import StrEnum
 from os import PathLike
 from typing import Protocol
 
+DeckPresets = tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
+"""Preset deck orders by deck name: ``((deck name, (order, ...)), ...)``, each order top card
+first, in the game's deck order. The name "" (only in matches stored before decks had names)
+means the game's first deck."""
+
 
 @dataclass(frozen=True, slots=True)
 class MatchCreated:
@@ -32,7 +37,7 @@ class MatchCreated:
     server_seed: bytes
     commitment: str
     move_clock_ms: int
-    presets: tuple[tuple[str, ...], ...]
+    presets: DeckPresets
     created_ms: int
     request_id: str = ""
     """The creator's request id ("" for none): unique among matches, so a retried

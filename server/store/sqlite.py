@@ -28,6 +28,7 @@ from speeltafel.server.store.base import (
     ActionRow,
     AppendResult,
     AppendStatus,
+    DeckPresets,
     MatchCreated,
     MatchFinished,
     MatchLog,
@@ -80,9 +81,12 @@ CREATE TABLE IF NOT EXISTS actions (
 CREATE INDEX IF NOT EXISTS matches_unfinished ON matches(finished_ms, created_ms);
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """``PRAGMA user_version`` of a file this code wrote. 0 or 1: the first schema (no request
-ids, token keys or terminations), brought up to date by :func:`migrate`."""
+ids, token keys or terminations), brought up to date by :func:`migrate`. 2: before preset
+decks had names (``matches.presets`` a JSON list of orders of the game's first deck; such
+rows are still read, as the deck ""). 3: ``matches.presets`` a JSON object, deck name to
+its list of orders. A version-2 server refuses a version-3 file instead of misreading it."""
 
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS matches_request ON matches(request_id)
@@ -106,6 +110,8 @@ def migrate(conn: sqlite3.Connection) -> None:
     both migrate it. Version 2 adds the request id and token key of a match, the request id
     of a seat and the termination of a finished match; every match created before gets a
     fresh token key (its seats joined without request ids, so no token derives from it).
+    Version 3 changes how new rows store preset decks (by deck name); older rows are read
+    as they are (see :func:`_presets_from_json`), so it rewrites nothing.
     A file written by a newer schema is refused rather than guessed at.
     """
     conn.execute("BEGIN IMMEDIATE")
@@ -177,6 +183,25 @@ def _to_json(rows: tuple[tuple[str, ...], ...]) -> str:
 
 def _from_json(text: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(str(item) for item in row) for row in json.loads(text))
+
+
+def _presets_to_json(presets: DeckPresets) -> str:
+    """``{"deck": [[card, ...], ...], ...}`` in the game's deck order."""
+    by_deck = {name: [list(order) for order in orders] for name, orders in presets}
+    return json.dumps(by_deck, separators=(",", ":"))
+
+
+def _presets_from_json(text: str) -> DeckPresets:
+    """Preset decks by name; a JSON list (schema 2 and before) is orders of the deck ""
+    (the game's first)."""
+    value = json.loads(text)
+    if isinstance(value, list):
+        orders = tuple(tuple(str(card) for card in order) for order in value)
+        return (("", orders),) if orders else ()
+    return tuple(
+        (str(name), tuple(tuple(str(card) for card in order) for order in orders))
+        for name, orders in value.items()
+    )
 
 
 class SqliteStore:
@@ -380,7 +405,7 @@ class SqliteStore:
                     created.server_seed,
                     created.commitment,
                     created.move_clock_ms,
-                    _to_json(created.presets),
+                    _presets_to_json(created.presets),
                     created.created_ms,
                     created.request_id or None,
                     created.token_key,
@@ -745,7 +770,7 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
         server_seed=bytes(seed),
         commitment=commitment,
         move_clock_ms=clock,
-        presets=_from_json(presets),
+        presets=_presets_from_json(presets),
         created_ms=created_ms,
         request_id=request_id or "",
         token_key=bytes(token_key or b""),

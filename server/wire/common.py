@@ -1,23 +1,30 @@
-"""The game-independent wire mapping, and the registry of per-game wire modules.
+"""The game-independent wire mapping: what every game's wire provides, and the views,
+outcomes and game descriptions built the same way for every game.
 
 Nothing a client sends is ever forwarded: actions are rebuilt as engine values here (so
 unknown fields and unknown enum values in a client's message die at this layer), and
-every outgoing view is built from an engine observation.
+every outgoing view is built from an engine observation. The functions here receive the
+game's wire (:class:`GameWire`); which wire belongs to which game id is
+``speeltafel.server.wire.registry``'s business.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, Protocol
 
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.engine.core import GameAny, GameInfo, InvalidAction, Outcome
-from speeltafel.server.wire import take5
 
 
-class GameWire(Protocol):
-    """What every per-game wire module exports as ``WIRE``."""
+class GameWire(Hashable, Protocol):
+    """What every per-game wire module exports as ``WIRE``.
+
+    A view loses nothing: ``observation_from_view`` of a view built from an observation
+    gives that observation back (the wire tests hold this for every game, seat count and
+    spectators), so a bot in Python can work on the engine's own values.
+    """
 
     @property
     def game(self) -> GameAny:
@@ -45,8 +52,11 @@ class GameWire(Protocol):
         """The engine action of a message; raises InvalidAction when malformed."""
         ...
 
+    def observation_from_view(self, view: common_pb2.View) -> Any:
+        """The engine observation a view with this game's part was built from (the seat's
+        own for a seat's view, the spectator's for one without a seat)."""
+        ...
 
-WIRES: dict[str, GameWire] = {w.game.info.game_id: w for w in (take5.WIRE,)}
 
 STATUSES = {
     "waiting": common_pb2.MATCH_STATUS_WAITING,
@@ -55,20 +65,26 @@ STATUSES = {
 }
 
 
-def wire_for(game_id: str) -> GameWire:
-    """The wire module of a registered game."""
-    return WIRES[game_id]
-
-
-def action_from_proto(game_id: str, message: common_pb2.Action) -> Any:
-    """The engine action a client sent for a match of ``game_id``."""
-    wire = WIRES[game_id]
+def action_from_proto(wire: GameWire, message: common_pb2.Action) -> Any:
+    """The engine action a client sent for a match of ``wire``'s game."""
     sent = message.WhichOneof("game")
     if sent is None:
         raise InvalidAction("action is empty: set the field of this match's game", "empty_action")
     if sent != wire.field:
+        game_id = wire.game.info.game_id
         raise InvalidAction(f"action is for {sent}; this match plays {game_id}", "wrong_game")
     return wire.action_from_proto(message)
+
+
+def observation_from_view(wire: GameWire, view: common_pb2.View) -> Any:
+    """The engine observation behind ``view`` (None when it has no game part: a match still
+    waiting for its seats); ValueError when the view holds another game."""
+    sent = view.WhichOneof("game_view")
+    if sent is None:
+        return None
+    if sent != wire.field or view.game != wire.game.info.game_id:
+        raise ValueError(f"the view is of {view.game[:40]!r}, not {wire.game.info.game_id}")
+    return wire.observation_from_view(view)
 
 
 def outcome_to_proto(outcome: Outcome | None) -> common_pb2.Outcome:
@@ -96,6 +112,11 @@ def game_info_to_proto(info: GameInfo) -> match_service_pb2.GameInfo:
         max_seats=max_seats,
         simultaneous=info.simultaneous,
         description=info.description,
+        score_name=info.score_name,
+        lower_is_better=info.lower_is_better,
+        decks=[
+            match_service_pb2.DeckSpec(name=d.name, description=d.description) for d in info.decks
+        ],
     )
     for seat_range in info.seat_ranges:
         message.seat_ranges.add(
@@ -111,17 +132,21 @@ def game_info_to_proto(info: GameInfo) -> match_service_pb2.GameInfo:
             default=spec.default,
             description=spec.description,
             choices=spec.choices,
+            min_items=spec.min_items,
+            automatic=spec.automatic,
         )
         if spec.minimum is not None:
             option.minimum = spec.minimum
         if spec.maximum is not None:
             option.maximum = spec.maximum
+        if spec.max_items is not None:
+            option.max_items = spec.max_items
     return message
 
 
 def public_view(
+    wire: GameWire,
     *,
-    game_id: str,
     match_id: str,
     version: int,
     status: str,
@@ -133,12 +158,11 @@ def public_view(
 ) -> common_pb2.View:
     """What everyone may see at one version: the spectator's view, and the shared part of
     every seat's view. ``observation`` must be the public one (``observe(state, None)``)."""
-    wire = WIRES[game_id]
     view = common_pb2.View(
         match_id=match_id,
         version=version,
         status=STATUSES[status],
-        game=game_id,
+        game=wire.game.info.game_id,
         rules_version=wire.game.info.rules_version,
         to_act=to_act,
         commitment=commitment,
@@ -154,8 +178,8 @@ def public_view(
 
 def seat_view(
     public: common_pb2.View,
+    wire: GameWire,
     *,
-    game_id: str,
     seat: int,
     observation: Any,
     legal_actions: Iterable[Any],
@@ -165,7 +189,6 @@ def seat_view(
 ) -> common_pb2.View:
     """A seat's view: a copy of the public part plus what only ``seat`` may know, its clock
     and its legal actions. ``observation`` is the seat's own (``observe(state, seat)``)."""
-    wire = WIRES[game_id]
     view = common_pb2.View()
     view.CopyFrom(public)
     view.seat = seat
@@ -175,19 +198,19 @@ def seat_view(
         view.clock.remaining_ms = max(0, deadline_ms - now_ms)
     if observation is not None:
         wire.fill_private(view, observation)
-    view.legal_actions.extend(_action_message(game_id, a) for a in legal_actions)
+    view.legal_actions.extend(_action_message(wire, a) for a in legal_actions)
     return view
 
 
 @functools.lru_cache(maxsize=4096)
-def _action_message(game_id: str, action: Any) -> common_pb2.Action:
+def _action_message(wire: GameWire, action: Any) -> common_pb2.Action:
     """An action's message, built once (engine actions are values); only ever copied in."""
-    return WIRES[game_id].action_to_proto(action)
+    return wire.action_to_proto(action)
 
 
 def build_view(
+    wire: GameWire,
     *,
-    game_id: str,
     match_id: str,
     seat: int | None,
     version: int,
@@ -207,13 +230,12 @@ def build_view(
     The reference construction: the server builds the same view faster from a cached
     :func:`public_view` and :func:`seat_view`, and a test holds the two equal.
     """
-    wire = WIRES[game_id]
     info = wire.game.info
     view = common_pb2.View(
         match_id=match_id,
         version=version,
         status=STATUSES[status],
-        game=game_id,
+        game=info.game_id,
         rules_version=info.rules_version,
         to_act=to_act,
         commitment=commitment,

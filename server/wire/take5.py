@@ -10,7 +10,9 @@ from speeltafel.server.engine.core import InvalidAction
 from speeltafel.server.engine.games.take5 import (
     GAME,
     ActionKind,
+    Edition,
     Phase,
+    Placement,
     Take5Action,
     Take5Observation,
     Turn,
@@ -23,6 +25,7 @@ PHASES = {
     Phase.ROW_CHOICE: take5_pb2.TAKE5_PHASE_ROW_CHOICE,
     Phase.OVER: take5_pb2.TAKE5_PHASE_OVER,
 }
+_PHASES_BACK = {number: phase for phase, number in PHASES.items()}
 
 
 # Views are rebuilt at every version, mostly from the same parts: the card messages and the
@@ -101,6 +104,45 @@ class Take5Wire:
         if kind == "choose_row":
             return Take5Action(ActionKind.ROW, message.take5.choose_row.row)
         raise InvalidAction("action.take5 names no move (set select or choose_row)", "empty_action")
+
+    def observation_from_view(self, view: common_pb2.View) -> Take5Observation:
+        """The observation :meth:`fill_public` and :meth:`fill_private` wrote (the seat's
+        own, or the spectator's for a view without a seat)."""
+        t5 = view.take5
+        seats = t5.seats
+        finished_deals = len(seats[0].deal_scores) if seats else 0
+        return Take5Observation(
+            seat=view.seat if view.HasField("seat") else None,
+            edition=Edition(t5.edition),
+            deal=t5.deal,
+            deals=t5.deals,
+            end_score=t5.end_score,
+            turn=t5.turn,
+            turns=t5.turns,
+            phase=_PHASES_BACK[t5.phase],
+            rows=tuple(tuple(card.number for card in row.cards) for row in t5.rows),
+            hand=tuple(card.number for card in t5.hand),
+            selected=t5.selected if t5.HasField("selected") else None,
+            committed=tuple(seat.committed for seat in seats),
+            hand_sizes=tuple(seat.hand_size for seat in seats),
+            to_place=tuple((reveal.card, reveal.seat) for reveal in t5.to_place),
+            penalties=tuple(tuple(card.number for card in seat.penalty) for seat in seats),
+            deal_scores=tuple(
+                tuple(seat.deal_scores[deal] for seat in seats) for deal in range(finished_deals)
+            ),
+            totals=tuple(seat.total for seat in seats),
+            history=tuple(
+                Turn(
+                    number=turn.number,
+                    revealed=tuple((reveal.seat, reveal.card) for reveal in turn.revealed),
+                    placements=tuple(
+                        Placement(p.seat, p.card, p.row, tuple(p.taken), p.chosen)
+                        for p in turn.placements
+                    ),
+                )
+                for turn in t5.history
+            ),
+        )
 
 
 WIRE = Take5Wire()

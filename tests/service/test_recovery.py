@@ -39,7 +39,7 @@ from speeltafel.server.app.match import Match
 from speeltafel.server.engine.core import Rng, commitment, shuffle_key
 from speeltafel.server.engine.registry import get_game
 from speeltafel.server.store.sqlite import SqliteStore
-from speeltafel.server.wire.common import action_from_proto
+from speeltafel.server.wire.registry import action_from_proto
 
 pytestmark = pytest.mark.slow
 

@@ -44,7 +44,7 @@ def created(match_id: str = "m1", created_ms: int = 1) -> MatchCreated:
         server_seed=bytes(range(32)),
         commitment="c" * 64,
         move_clock_ms=1000,
-        presets=(("3", "1", "2"),),
+        presets=(("pack", (("3", "1", "2"), ("2", "3", "1"))), ("bonus", (("b", "a"),))),
         created_ms=created_ms,
     )
 

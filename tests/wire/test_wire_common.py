@@ -12,7 +12,6 @@ from speeltafel.server.wire.take5 import WIRE
 def _view(**overrides: object) -> common_pb2.View:
     state = GAME.new({}, 2, Rng(b"common"))
     arguments: dict[str, object] = {
-        "game_id": "take5",
         "match_id": "m1",
         "seat": 1,
         "version": 1,
@@ -28,7 +27,7 @@ def _view(**overrides: object) -> common_pb2.View:
         "outcome": None,
     }
     arguments.update(overrides)
-    return wire_common.build_view(**arguments)  # type: ignore[arg-type]
+    return wire_common.build_view(WIRE, **arguments)  # type: ignore[arg-type]
 
 
 def test_a_seat_view() -> None:
@@ -121,15 +120,12 @@ def test_game_info() -> None:
             assert option.minimum == spec.minimum
         if spec.maximum is not None:
             assert option.maximum == spec.maximum
-
-
-def test_every_registered_game_has_a_wire() -> None:
-    from speeltafel.server.engine.registry import GAMES
-
-    assert set(wire_common.WIRES) == set(GAMES)
-    view_fields = set(common_pb2.View.DESCRIPTOR.oneofs_by_name["game_view"].fields)
-    action_fields = set(common_pb2.Action.DESCRIPTOR.oneofs_by_name["game"].fields)
-    for game_id, wire in wire_common.WIRES.items():
-        assert wire.game is GAMES[game_id]
-        assert wire.field in {f.name for f in view_fields}
-        assert wire.field in {f.name for f in action_fields}
+        assert (option.min_items, option.HasField("max_items"), option.automatic) == (
+            0,
+            False,
+            False,
+        )
+    assert (message.score_name, message.lower_is_better) == ("heads", True)
+    assert [(d.name, d.description) for d in message.decks] == [
+        ("pack", GAME.info.decks[0].description)
+    ]

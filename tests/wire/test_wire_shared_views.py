@@ -12,27 +12,35 @@ from __future__ import annotations
 import random
 
 import pytest
+from seatings import seatings  # tests/wire is on sys.path (pytest rootdir-relative import)
 
 from speeltafel.server.engine.core import Rng
-from speeltafel.server.wire.common import WIRES, build_view, public_view, seat_view
+from speeltafel.server.wire.common import build_view, public_view, seat_view
+from speeltafel.server.wire.registry import WIRES
 
-CASES = [(game_id, seats) for game_id, wire in WIRES.items() for seats in (2, 3, 4)]
+# Every seat count of every game (the completeness test in test_wire_registry.py holds this
+# to min_seats..max_seats).
+CASES = [
+    (game_id, options, seats)
+    for game_id, wire in WIRES.items()
+    for options, seats in seatings(wire.game.info)
+]
 
 
-@pytest.mark.parametrize(("game_id", "seats"), CASES)
+@pytest.mark.parametrize(("game_id", "options", "seats"), CASES)
 def test_shared_public_part_plus_seat_part_equals_the_reference_view(
-    game_id: str, seats: int
+    game_id: str, options: dict[str, str], seats: int
 ) -> None:
     game = WIRES[game_id].game
     chooser = random.Random(seats)
-    for match in range(3):
-        state = game.new({}, seats, Rng(bytes([match, seats]) * 16))
+    for match in range(3 if seats <= 4 else 1):
+        state = game.new(options, seats, Rng(bytes([match, seats]) * 16))
         version = 1
         while True:
             outcome = game.outcome(state)
             to_act = game.to_act(state)
+            wire = WIRES[game_id]
             common = dict(
-                game_id=game_id,
                 match_id="m",
                 version=version,
                 status="running",
@@ -41,8 +49,9 @@ def test_shared_public_part_plus_seat_part_equals_the_reference_view(
                 to_act=to_act,
                 outcome=outcome,
             )
-            public = public_view(**common, observation=game.observe(state, None))
+            public = public_view(wire, **common, observation=game.observe(state, None))
             reference_public = build_view(
+                wire,
                 **common,
                 seat=None,
                 observation=game.observe(state, None),
@@ -59,13 +68,14 @@ def test_shared_public_part_plus_seat_part_equals_the_reference_view(
                 clock = dict(move_clock_ms=1000, deadline_ms=5000 + seat, now_ms=4500)
                 fast = seat_view(
                     public,
-                    game_id=game_id,
+                    wire,
                     seat=seat,
                     observation=game.observe(state, seat),
                     legal_actions=legal,
                     **clock,
                 )
                 reference = build_view(
+                    wire,
                     **common,
                     seat=seat,
                     observation=game.observe(state, seat),

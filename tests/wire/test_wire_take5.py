@@ -26,6 +26,7 @@ from speeltafel.server.engine.games.take5 import (
     heads,
 )
 from speeltafel.server.wire import common as wire_common
+from speeltafel.server.wire import registry as wire_registry
 from speeltafel.server.wire.take5 import PHASES, WIRE
 
 CONFIGS = [
@@ -188,7 +189,8 @@ def test_every_action_maps_to_proto_and_back() -> None:
         data = message.SerializeToString()
         parsed = common_pb2.Action.FromString(data)
         assert WIRE.action_from_proto(parsed) == action
-        assert wire_common.action_from_proto("take5", parsed) == action
+        assert wire_registry.action_from_proto("take5", parsed) == action
+        assert wire_common.action_from_proto(WIRE, parsed) == action
         # and the message itself is what a client in any language would build
         expected = common_pb2.Action()
         if action.kind is ActionKind.SELECT:
@@ -228,13 +230,13 @@ def test_unknown_enum_values_survive_parsing() -> None:
     assert parsed.SerializeToString() == bytes(data)
 
 
-def test_empty_or_foreign_actions_are_invalid(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_empty_or_foreign_actions_are_invalid() -> None:
     with pytest.raises(InvalidAction) as caught:
-        wire_common.action_from_proto("take5", common_pb2.Action())
+        wire_registry.action_from_proto("take5", common_pb2.Action())
     assert caught.value.rule == "empty_action"
     empty_take5 = common_pb2.Action()
     empty_take5.take5.SetInParent()
-    for convert in (WIRE.action_from_proto, lambda m: wire_common.action_from_proto("take5", m)):
+    for convert in (WIRE.action_from_proto, lambda m: wire_registry.action_from_proto("take5", m)):
         with pytest.raises(InvalidAction) as caught:
             convert(empty_take5)
         assert caught.value.rule == "empty_action"
@@ -243,9 +245,9 @@ def test_empty_or_foreign_actions_are_invalid(monkeypatch: pytest.MonkeyPatch) -
         game = GAME
         field = "other"
 
-    monkeypatch.setitem(wire_common.WIRES, "other", OtherWire())
+    other: Any = OtherWire()
     with pytest.raises(InvalidAction) as caught:
-        wire_common.action_from_proto("other", WIRE.action_to_proto(Take5Action(ActionKind.ROW, 1)))
+        wire_common.action_from_proto(other, WIRE.action_to_proto(Take5Action(ActionKind.ROW, 1)))
     assert caught.value.rule == "wrong_game"
     # The engine refuses anything but its own action type, too.
     state = GAME.new({}, 2, Rng(b"wire"))
