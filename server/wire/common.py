@@ -54,7 +54,8 @@ class GameWire(Hashable, Protocol):
 
     def observation_from_view(self, view: common_pb2.View) -> Any:
         """The engine observation a view with this game's part was built from (the seat's
-        own for a seat's view, the spectator's for one without a seat)."""
+        own for a seat's view, the spectator's for one without a seat); ValueError for a
+        view it cannot read (an enum value of a newer server)."""
         ...
 
 

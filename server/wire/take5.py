@@ -109,6 +109,8 @@ class Take5Wire:
         """The observation :meth:`fill_public` and :meth:`fill_private` wrote (the seat's
         own, or the spectator's for a view without a seat)."""
         t5 = view.take5
+        if t5.phase not in _PHASES_BACK:
+            raise ValueError(f"unknown Take 5 phase {t5.phase}")
         seats = t5.seats
         finished_deals = len(seats[0].deal_scores) if seats else 0
         return Take5Observation(

@@ -254,3 +254,14 @@ def test_empty_or_foreign_actions_are_invalid() -> None:
     with pytest.raises(InvalidAction) as caught:
         GAME.apply(state, 0, "select:1")  # type: ignore[arg-type]
     assert caught.value.rule == "wrong_game"
+
+
+def test_a_view_of_an_unknown_phase_does_not_decode() -> None:
+    """A newer server's phase reaches an older decoder as a number: a ValueError, not a guess."""
+    state = GAME.new({}, 2, Rng(b"phase"))
+    view = common_pb2.View(game="take5")
+    WIRE.fill_public(view, GAME.observe(state, None))
+    assert WIRE.observation_from_view(view) == GAME.observe(state, None)
+    view.take5.phase = 99  # type: ignore[assignment]
+    with pytest.raises(ValueError):
+        WIRE.observation_from_view(view)
