@@ -32,7 +32,6 @@ cannot decode, gets a random legal action.
 
 from __future__ import annotations
 
-import importlib
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -41,6 +40,7 @@ from typing import Any, Protocol
 from speeltafel.sdk.v1 import common_pb2
 from speeltafel.server.engine.core import EngineError, GameAny, Rng
 from speeltafel.server.engine.registry import GAMES
+from speeltafel.server.wire.registry import observation_from_view
 
 
 class HeuristicBot(Protocol):
@@ -59,25 +59,6 @@ class HeuristicBot(Protocol):
 Heuristics = Callable[[str], HeuristicBot | None]
 
 
-def _legacy_observation(game_id: str, view: common_pb2.View) -> Any:
-    """Take 5 only, until the wire's decoder has landed (``_take5_view`` then goes)."""
-    from speeltafel.bots._take5_view import state_from_view
-
-    game = GAMES[game_id]
-    return game.observe(state_from_view(view), view.seat)
-
-
-def _find_decoder() -> Callable[[str, common_pb2.View], Any]:
-    try:
-        registry = importlib.import_module("speeltafel.server.wire.registry")
-    except ImportError:
-        return _legacy_observation
-    decoder: Callable[[str, common_pb2.View], Any] | None = getattr(
-        registry, "observation_from_view", None
-    )
-    return decoder or _legacy_observation
-
-
 def decode_view(view: common_pb2.View) -> Any:
     """The engine observation of the view's seat; ``ValueError`` for a spectator's view or
     a game the engine does not know (and whatever the decoder refuses)."""
@@ -85,7 +66,7 @@ def decode_view(view: common_pb2.View) -> Any:
         raise ValueError("a spectator's view has no hand to search from")
     if view.game not in GAMES:
         raise ValueError(f"the engine does not know the game {view.game[:40]!r}")
-    observation = _find_decoder()(view.game, view)
+    observation = observation_from_view(view.game, view)
     if observation is None:
         raise ValueError("the view has no game part yet")
     return observation

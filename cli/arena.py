@@ -32,9 +32,10 @@ from speeltafel.bots.registry import BOTS, bots_for, check_bot, make_bot
 from speeltafel.cli.server_process import ServerProcess
 from speeltafel.sdk.client import AsyncClient
 from speeltafel.sdk.runner import play_seat
-from speeltafel.sdk.v1 import common_pb2, match_service_pb2
+from speeltafel.sdk.v1 import match_service_pb2
 from speeltafel.server.engine.registry import GAMES
-from speeltafel.server.engine.verify import RecordedMatch, verify
+from speeltafel.server.engine.verify import verify
+from speeltafel.server.wire.common import record_from_proto
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +246,7 @@ async def play_fixture(client: AsyncClient, fixture: Fixture, move_clock_ms: int
     )
     outcome = finals[0].outcome
     record = await client.record(created.match_id)
-    problems = verify(_recorded(record))
+    problems = verify(record_from_proto(record))
     return Result(
         fixture=fixture,
         match_id=created.match_id,
@@ -256,21 +257,6 @@ async def play_fixture(client: AsyncClient, fixture: Fixture, move_clock_ms: int
         clock_defaults=sum(1 for a in record.actions if a.clock_default),
         verified=not problems,
         preset_deck=record.preset_deck,
-    )
-
-
-def _recorded(record: common_pb2.MatchRecord) -> RecordedMatch:
-    return RecordedMatch(
-        game=record.game,
-        options=dict(record.options),
-        seats=record.seats,
-        server_seed=record.server_seed,
-        commitment=record.commitment,
-        entropies=[s.entropy for s in sorted(record.seat_records, key=lambda s: s.seat)],
-        presets=[list(d.cards) for d in record.preset_decks],
-        actions=[(a.seat, a.action) for a in record.actions],
-        final_hash=record.final_state_sha256,
-        termination=record.outcome.termination or "normal",
     )
 
 

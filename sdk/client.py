@@ -96,12 +96,29 @@ def new_request_id() -> str:
     return uuid.uuid4().hex
 
 
+PresetDecks = Sequence[Sequence[str]] | Mapping[str, Sequence[Sequence[str]]]
+"""Deck orders for CreateMatch: by deck name (each deck's orders in the order its deals
+and reshuffles use them), or a plain list of orders of the game's first deck."""
+
+
+def _deck_orders(presets: PresetDecks | None) -> list[common_pb2.DeckOrder]:
+    if presets is None:
+        return []
+    if isinstance(presets, Mapping):
+        return [
+            common_pb2.DeckOrder(deck=name, cards=list(order))
+            for name, orders in presets.items()
+            for order in orders
+        ]
+    return [common_pb2.DeckOrder(cards=list(order)) for order in presets]
+
+
 def _create_request(
     game: str,
     seats: int,
     options: Mapping[str, str] | None,
     move_clock_ms: int,
-    preset_decks: Sequence[Sequence[str]] | None,
+    preset_decks: PresetDecks | None,
     request_id: str | None,
 ) -> match_service_pb2.CreateMatchRequest:
     return match_service_pb2.CreateMatchRequest(
@@ -109,7 +126,7 @@ def _create_request(
         seats=seats,
         options=dict(options or {}),
         move_clock_ms=move_clock_ms,
-        preset_decks=[common_pb2.DeckOrder(cards=list(d)) for d in preset_decks or ()],
+        preset_decks=_deck_orders(preset_decks),
         request_id=request_id or new_request_id(),
     )
 
@@ -170,7 +187,7 @@ class AsyncClient:
         seats: int,
         options: Mapping[str, str] | None = None,
         move_clock_ms: int = 0,
-        preset_decks: Sequence[Sequence[str]] | None = None,
+        preset_decks: PresetDecks | None = None,
         request_id: str | None = None,
         *,
         retries: int = DEFAULT_RETRIES,
@@ -295,7 +312,7 @@ class Client:
         seats: int,
         options: Mapping[str, str] | None = None,
         move_clock_ms: int = 0,
-        preset_decks: Sequence[Sequence[str]] | None = None,
+        preset_decks: PresetDecks | None = None,
         request_id: str | None = None,
         *,
         retries: int = DEFAULT_RETRIES,

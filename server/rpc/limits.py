@@ -61,8 +61,6 @@ from typing import Any, Literal
 import grpc
 
 from speeltafel.server.app.errors import BadRequest
-from speeltafel.server.engine.core import Rng
-from speeltafel.server.engine.registry import GAMES
 from speeltafel.server.rpc.errors import bearer_token, status_for
 
 CreatePolicy = Literal["open", "token"]
@@ -689,12 +687,12 @@ _BAD_DECK = "invalid_options"
 def check_create_request(request: Any) -> None:
     """Bound what a CreateMatch request can make the server hold; BadRequest otherwise.
 
-    Counts and lengths first (cheap), then, when preset decks are given, that none holds a
-    card twice or more cards than the game's deck for these options and seats (the engine
-    then checks that each is an order of exactly that deck). Messages name the limit,
-    never the client's text. Rule ids: ``game_too_long``, ``too_many_options``,
+    Counts and lengths only (cheap, before anything is parsed further): whether each preset
+    is an order of its named deck is the engine's to say when the match is made (decks of
+    some games hold a card several times, and a game knows its decks' sizes). Messages name
+    the limit, never the client's text. Rule ids: ``game_too_long``, ``too_many_options``,
     ``option_too_long``, ``too_many_preset_decks``, ``too_many_preset_cards``, and the
-    engine's ``invalid_options`` for a deck that cannot be an order of the game's deck.
+    engine's ``invalid_options`` for a card name over its length.
     """
     if len(request.game) > MAX_GAME_CHARS:
         raise BadRequest(f"game is longer than {MAX_GAME_CHARS} characters", "game_too_long")
@@ -717,31 +715,13 @@ def check_create_request(request: Any) -> None:
             f"more than {MAX_PRESET_CARDS} cards over all preset decks", "too_many_preset_cards"
         )
     for number, deck in enumerate(decks, start=1):
-        cards = deck.cards
-        if any(len(card) > MAX_CARD_CHARS for card in cards):
+        if len(deck.deck) > MAX_OPTION_CHARS:
+            raise BadRequest(
+                f"the deck name of preset {number} is longer than {MAX_OPTION_CHARS} characters",
+                _BAD_DECK,
+            )
+        if any(len(card) > MAX_CARD_CHARS for card in deck.cards):
             raise BadRequest(
                 f"a card of preset deck {number} is longer than {MAX_CARD_CHARS} characters",
                 _BAD_DECK,
             )
-        if len(set(cards)) != len(cards):
-            raise BadRequest(f"preset deck {number} holds a card twice", _BAD_DECK)
-    size = _deck_size(request)
-    if size is not None:
-        for number, deck in enumerate(decks, start=1):
-            if len(deck.cards) > size:
-                raise BadRequest(
-                    f"preset deck {number} has more than the game's {size} cards", _BAD_DECK
-                )
-
-
-def _deck_size(request: Any) -> int | None:
-    """Cards in the game's deck for the request's options and seats (None: no such game;
-    invalid options or seats raise the engine's own error, as creating the match would)."""
-    game = GAMES.get(request.game)
-    if game is None:
-        return None
-    state = game.new(game.info.canonical_options(dict(request.options)), request.seats, _BOUNDS)
-    return len(game.deck(state))
-
-
-_BOUNDS = Rng(b"request bounds")

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.engine.core import GameAny, GameInfo, InvalidAction, Outcome
+from speeltafel.server.engine.verify import RecordedMatch, group_orders
 
 
 class GameWire(Hashable, Protocol):
@@ -86,6 +87,23 @@ def observation_from_view(wire: GameWire, view: common_pb2.View) -> Any:
     if sent != wire.field or view.game != wire.game.info.game_id:
         raise ValueError(f"the view is of {view.game[:40]!r}, not {wire.game.info.game_id}")
     return wire.observation_from_view(view)
+
+
+def record_from_proto(record: common_pb2.MatchRecord) -> RecordedMatch:
+    """What replay and verification need of a published record, as engine values (preset
+    orders grouped by their deck names)."""
+    return RecordedMatch(
+        game=record.game,
+        options=dict(record.options),
+        seats=record.seats,
+        server_seed=record.server_seed,
+        commitment=record.commitment,
+        entropies=[s.entropy for s in sorted(record.seat_records, key=lambda s: s.seat)],
+        presets=group_orders((d.deck, d.cards) for d in record.preset_decks),
+        actions=[(a.seat, a.action) for a in record.actions],
+        final_hash=record.final_state_sha256,
+        termination=record.outcome.termination or "normal",
+    )
 
 
 def outcome_to_proto(outcome: Outcome | None) -> common_pb2.Outcome:

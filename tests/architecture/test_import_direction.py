@@ -1,6 +1,6 @@
 """Import direction (shared/design.md): engine <- wire <- rpc; engine <- app <- rpc;
-engine <- store <- app; sdk <- bots; everything <- cli, which imports the server beyond its
-engine only inside ``serve``. Bots may import the engine and the wire's decoder (its
+engine <- store <- app; sdk <- bots; everything <- cli, which imports the server beyond its engine
+and wire only inside ``serve``. Bots may import the engine and the wire's decoder (its
 registry) only; the server imports nothing of the SDK but the generated stubs. Checked by
 parsing every source file with ``ast`` (nothing is imported), including imports inside
 functions and ``importlib.import_module`` calls with a literal name, so lazy imports cannot
@@ -195,12 +195,13 @@ def violations(source: str, module: str, is_package: bool, where: str) -> list[s
     for imported in imports(source, module, is_package):
         reasons = [verdict(rule, name) for name in imported.names]
         if layer == CLI and imported.function != SERVE:
-            # Beyond the engine, the command loads the server only to serve.
+            # Beyond the engine and the wire's conversions (records, views: protobuf and
+            # engine values only), the command loads the server only to serve.
             reasons = [
                 reason
                 or (
-                    f"{CLI} imports the server beyond its engine only in {SERVE}"
-                    if within(name, SERVER) and not within(name, ENGINE)
+                    f"{CLI} imports the server beyond its engine and wire only in {SERVE}"
+                    if within(name, SERVER) and not (within(name, ENGINE) or within(name, WIRE))
                     else None
                 )
                 for name, reason in zip(imported.names, reasons, strict=True)

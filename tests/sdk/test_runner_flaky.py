@@ -35,9 +35,10 @@ from speeltafel.sdk.runner import RunStats, play_seat
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.app.runtime import RuntimeConfig
 from speeltafel.server.engine.games import take5
-from speeltafel.server.engine.verify import RecordedMatch, verify
+from speeltafel.server.engine.verify import verify
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.memory import MemoryStore
+from speeltafel.server.wire.common import record_from_proto
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 from flaky_proxy import FlakyProxy  # a helper of the service tests
@@ -97,21 +98,6 @@ class SeatRun:
     final: common_pb2.View | None = None
 
 
-def recorded(record: common_pb2.MatchRecord) -> RecordedMatch:
-    return RecordedMatch(
-        game=record.game,
-        options=dict(record.options),
-        seats=record.seats,
-        server_seed=record.server_seed,
-        commitment=record.commitment,
-        entropies=[s.entropy for s in sorted(record.seat_records, key=lambda s: s.seat)],
-        presets=[list(d.cards) for d in record.preset_decks],
-        actions=[(a.seat, a.action) for a in record.actions],
-        final_hash=record.final_state_sha256,
-        termination=record.outcome.termination,
-    )
-
-
 async def play_all(runs: Sequence[SeatRun], clients: Sequence[AsyncClient], seed: int) -> None:
     """Every seat's runner at once; fails naming the runners that hang or raise."""
 
@@ -162,7 +148,7 @@ async def check_matches(client: AsyncClient, runs: Sequence[SeatRun], counts: Co
         assert record.outcome.termination == "normal", (story, record.outcome)
         assert summary.version == len(record.actions) + 1, story
         assert [a.seq for a in record.actions] == list(range(1, len(record.actions) + 1)), story
-        assert verify(recorded(record)) == [], (story, verify(recorded(record)))
+        assert verify(record_from_proto(record)) == [], (story, verify(record_from_proto(record)))
         for run in seats:
             assert run.final is not None and run.final.status == FINISHED, (story, run.seat)
             assert run.final.version == summary.version, (story, run.seat.seat)

@@ -176,9 +176,7 @@ class Attack:
         while True:
             try:
                 created = await self.client.create_match("take5", 2, options={"deals": "50"})
-                seats = [
-                    await self.client.join(created.match_id, s, name=f"a{s}") for s in (0, 1)
-                ]
+                seats = [await self.client.join(created.match_id, s, name=f"a{s}") for s in (0, 1)]
                 return created.match_id, seats
             except grpc.aio.AioRpcError as err:
                 if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:

@@ -397,9 +397,10 @@ async def table(tmp_path: Path) -> AsyncIterator[Table]:
 
 
 @pytest.fixture
-async def server(table: Table) -> Running:
-    """A server on a MemoryStore."""
-    return await table.start()
+async def server(table: Table, request: pytest.FixtureRequest) -> Running:
+    """A server on a MemoryStore (its rates lifted for a test marked ``lifted_rates``)."""
+    lifted = request.node.get_closest_marker("lifted_rates") is not None
+    return await table.start(limits=LIFTED_RATES if lifted else None)
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ from speeltafel.sdk.client import AsyncClient, Seat, new_request_id
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.app.runtime import RuntimeConfig
 from speeltafel.server.engine.games import take5
-from speeltafel.server.engine.verify import RecordedMatch, verify
+from speeltafel.server.engine.verify import verify
 from speeltafel.server.rpc.server import Running
 from speeltafel.server.store.base import (
     ActionRow,
@@ -54,6 +54,7 @@ from speeltafel.server.store.base import (
     SeatJoined,
 )
 from speeltafel.server.store.memory import MemoryStore
+from speeltafel.server.wire.common import record_from_proto
 
 GAME = take5.GAME
 FINISHED = common_pb2.MATCH_STATUS_FINISHED
@@ -308,21 +309,6 @@ def watch_public(client: AsyncClient, match_id: str) -> Watch:
 # --------------------------------------------------------------------------- the checks
 
 
-def recorded(record: common_pb2.MatchRecord) -> RecordedMatch:
-    return RecordedMatch(
-        game=record.game,
-        options=dict(record.options),
-        seats=record.seats,
-        server_seed=record.server_seed,
-        commitment=record.commitment,
-        entropies=[s.entropy for s in sorted(record.seat_records, key=lambda s: s.seat)],
-        presets=[list(d.cards) for d in record.preset_decks],
-        actions=[(a.seat, a.action) for a in record.actions],
-        final_hash=record.final_state_sha256,
-        termination=record.outcome.termination,
-    )
-
-
 async def finished_summary(
     client: AsyncClient, match_id: str, within_s: float = 10.0
 ) -> match_service_pb2.MatchSummary:
@@ -355,7 +341,7 @@ async def reconcile(
     assert summary.version == len(record.actions) + 1 + ended_early, (story, summary.version)
     assert summary.outcome == record.outcome, story
     assert [a.seq for a in record.actions] == list(range(1, len(record.actions) + 1)), story
-    assert verify(recorded(record)) == [], (story, verify(recorded(record)))
+    assert verify(record_from_proto(record)) == [], (story, verify(record_from_proto(record)))
     # The store's log is the record: the live match and the log agree.
     log = await running.store.load(match_id)
     assert log is not None and log.finished is not None, story

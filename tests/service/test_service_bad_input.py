@@ -115,6 +115,7 @@ async def raw_call(
 # --------------------------------------------------------------------------- A1
 
 
+@pytest.mark.lifted_rates
 async def test_a1_garbage_on_every_rpc(table: Any, server: Any) -> None:
     match = await table.create(deck=table.STANDARD_DECK)
     await table.submit(match.seats[0], table.select(5))

@@ -30,6 +30,7 @@ INCIDENT = re.compile(r"internal error \(incident [0-9a-f]{12}\)")
 # --------------------------------------------------------------------------- D3
 
 
+@pytest.mark.lifted_rates
 async def test_d3_twin_worlds_give_identical_errors(table: Any, server: Any) -> None:
     """Seat 0's invalid requests get the same answers whatever the cards hidden from it."""
     rows = [25, 26, 27]

@@ -67,12 +67,13 @@ from speeltafel.server.engine.core import (
     Rng,
 )
 from speeltafel.server.engine.games.take5 import GAME, ActionKind, Take5Action
-from speeltafel.server.engine.verify import RecordedMatch, replay, verify
+from speeltafel.server.engine.verify import replay, verify
 from speeltafel.server.rpc.limits import LimitsConfig
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.base import MatchLog, MatchStore
 from speeltafel.server.store.memory import MemoryStore
 from speeltafel.server.store.sqlite import SqliteStore
+from speeltafel.server.wire.common import record_from_proto
 from speeltafel.server.wire.take5 import WIRE
 
 T = TypeVar("T")
@@ -728,17 +729,7 @@ class ServiceMachine(RuleBasedStateMachine):
 
     def check_record(self, m: MatchModel, state_hash: str) -> None:
         record = self.client.record(m.match_id)
-        recorded = RecordedMatch(
-            game=record.game,
-            options=dict(record.options),
-            seats=record.seats,
-            server_seed=record.server_seed,
-            commitment=record.commitment,
-            entropies=[s.entropy for s in record.seat_records],
-            presets=[list(d.cards) for d in record.preset_decks],
-            actions=[(a.seat, a.action) for a in record.actions],
-            final_hash=record.final_state_sha256,
-        )
+        recorded = record_from_proto(record)
         assert verify(recorded) == []
         assert sha(GAME.encode(replay(recorded))) == state_hash == record.final_state_sha256
         assert [(a.seq, a.seat, a.action) for a in record.actions] == [
