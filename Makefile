@@ -77,6 +77,10 @@ check: lint test ## lint, types and tests
 bench: $(STAMP) ## benchmarks: engine playouts, end-to-end actions/s, and the transport's own echo ceiling
 	$(BIN)/python scripts/bench.py
 
+.PHONY: fairness
+fairness: $(STAMP) ## fairness figures: an honest match alone and under each attack (own processes)
+	$(BIN)/python scripts/fairness.py
+
 .PHONY: clean
 clean: ## remove the virtualenv, caches and var/
 	rm -rf $(VENV) var .typecheck .pytest_cache .mypy_cache .ruff_cache .hypothesis

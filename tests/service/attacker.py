@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import threading
 import time
@@ -33,6 +34,7 @@ import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -83,6 +85,78 @@ class HonestResult:
             return 0.0
         ordered = sorted(self.latencies)
         return 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+WARM_UP_S = 1.5  # past the attacker's allowed burst, into its steady flood
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+@dataclass
+class Measurement:
+    """The honest client alone, then under one attack, with who used the CPU meanwhile."""
+
+    attack: str
+    alone: HonestResult
+    attacked: HonestResult
+    summary: dict[str, Any]
+    attacker_cpu: float  # share of one core during the attacked window
+    server_cpu: float
+
+    @property
+    def ratio(self) -> float:
+        """Honest moves/s attacked over alone (the issue asks >= 0.5)."""
+        return self.attacked.moves_per_s / self.alone.moves_per_s
+
+    @property
+    def p99_ratio(self) -> float:
+        """Honest p99 attacked over alone (the issue asks < 4)."""
+        return self.attacked.p99_ms / max(self.alone.p99_ms, 1e-9)
+
+    @property
+    def refused(self) -> list[str]:
+        """Every honest call the server refused, alone or attacked."""
+        return self.alone.refused + self.attacked.refused
+
+    def meets_the_bar(self) -> bool:
+        """No honest call refused, half the throughput kept, p99 under four times."""
+        return not self.refused and self.ratio >= 0.5 and self.p99_ratio < 4.0
+
+
+async def measure(
+    target: str, attack: str, seconds: float, server_pid: int, *args: str
+) -> Measurement:
+    """Honest alone for ``seconds``, then the attacker (its own process) and, once past its
+    burst, honest again for ``seconds``; the attacker stops and reports."""
+    alone = await honest_run(target, seconds)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, target, attack, "--seconds", str(seconds * 4 + 60), *args,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        if line != b"ready\n":
+            raise RuntimeError(f"attacker {attack} did not start: {line!r}")
+        await asyncio.sleep(WARM_UP_S)
+        before = cpu_seconds(proc.pid), cpu_seconds(server_pid), time.perf_counter()
+        attacked = await honest_run(target, seconds)
+        elapsed = time.perf_counter() - before[2]
+        attacker_cpu = (cpu_seconds(proc.pid) - before[0]) / elapsed
+        server_cpu = (cpu_seconds(server_pid) - before[1]) / elapsed
+    finally:
+        proc.stdin.close()
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    if proc.returncode != 0:
+        raise RuntimeError(f"attacker {attack} failed: {err.decode()[-2000:]}")
+    summary: dict[str, Any] = json.loads(out.decode().splitlines()[-1])
+    return Measurement(attack, alone, attacked, summary, attacker_cpu, server_cpu)
 
 
 async def honest_run(target: str, seconds: float, deals: int = 3) -> HonestResult:
