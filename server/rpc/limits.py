@@ -134,9 +134,9 @@ class LimitsConfig:
     """Unary cost units per second of one non-loopback IP address."""
     unary_burst_per_ip: float = 4000.0
     """Burst of one non-loopback IP address."""
-    unary_rate_per_token: float = 250.0
+    unary_rate_per_token: float = 100.0
     """Unary cost units per second of one token."""
-    unary_burst_per_token: float = 250.0
+    unary_burst_per_token: float = 100.0
     """Burst of one token."""
     method_costs: Mapping[str, float] = field(default_factory=_default_costs)
     """Cost units of a call by full method name (1 when not listed)."""

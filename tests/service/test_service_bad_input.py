@@ -334,6 +334,7 @@ async def raw_error(method: Any, payload: bytes, metadata: Any) -> grpc.aio.AioR
 # --------------------------------------------------------------------------- A6
 
 
+@pytest.mark.lifted_rates
 async def test_a6_bad_submissions_name_the_field_or_rule(table: Any, server: Any) -> None:
     match = await table.create(deck=table.STANDARD_DECK)
     seat0, seat1 = match.seats
