@@ -36,24 +36,29 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _play(args: argparse.Namespace) -> int:
-    try:
-        check_bot(args.bot, args.game)
-        if args.opponents != "none":
-            check_bot(args.opponents, args.game)
-    except ValueError as exc:
-        print(f"speeltafel play: {exc}", file=sys.stderr)
-        return 2
     async with AsyncClient(args.server) as client:
+        # The game: the joined match's, the one asked for, or the first the server offers.
+        if args.match:
+            game = (await client.get_match(args.match)).game
+        else:
+            game = args.game or (await client.list_games())[0].game
+        try:
+            check_bot(args.bot, game)
+            if args.opponents != "none":
+                check_bot(args.opponents, game)
+        except ValueError as exc:
+            print(f"speeltafel play: {exc}", file=sys.stderr)
+            return 2
         match_id = args.match
         others: list[Seat] = []
         if not match_id:
             options = dict(item.split("=", 1) for item in args.option)
             created = await client.create_match(
-                args.game, args.seats, options=options, move_clock_ms=args.move_clock_ms
+                game, args.seats, options=options, move_clock_ms=args.move_clock_ms
             )
             match_id = created.match_id
             print(
-                f"created {args.game} match {match_id} for {args.seats} seats "
+                f"created {game} match {match_id} for {args.seats} seats "
                 f"(commitment {created.commitment[:16]}...)"
             )
         seat = await client.join(match_id, name=args.name or args.bot, entropy=os.urandom(16))
@@ -71,10 +76,8 @@ async def _play(args: argparse.Namespace) -> int:
             if args.verbose:
                 print(f"version {view.version}: to act {list(view.to_act)}")
 
-        tasks = [play_seat(client, seat, make_bot(args.bot, game=args.game), on_view=show)]
-        tasks += [
-            play_seat(client, other, make_bot(args.opponents, game=args.game)) for other in others
-        ]
+        tasks = [play_seat(client, seat, make_bot(args.bot, game=game), on_view=show)]
+        tasks += [play_seat(client, other, make_bot(args.opponents, game=game)) for other in others]
         final, *_ = await asyncio.gather(*tasks)
         outcome = final.outcome
         print(f"match {match_id} over after {final.version - 1} actions")
@@ -122,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     play = commands.add_parser("play", help="connect a built-in bot to a server and play")
     play.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT")
-    play.add_argument("--game", default="take5")
+    play.add_argument(
+        "--game", help="the game of a new match (default: the first the server offers)"
+    )
     play.add_argument("--bot", default="random", choices=sorted(BOTS))
     play.add_argument("--match", help="join this match instead of creating one")
     play.add_argument("--seats", type=int, default=2, help="seats of a created match")
