@@ -5,7 +5,8 @@ or :func:`run_bot` (blocking) plays a seat with it over one bidirectional stream
 
 The names below are loaded on first use (PEP 562): the server imports the generated stubs
 in ``speeltafel.sdk.v1``, which runs this file, and must not load the client, the runner
-or grpc's client side with them.
+or grpc's client side with them. Each game's messages are in ``speeltafel.sdk.v1``
+(``<game>_pb2``), so a new game changes nothing here.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from speeltafel.sdk.client import AsyncClient, Client, Seat, new_request_id
     from speeltafel.sdk.runner import Bot, RunStats, play_seat, run_bot
-    from speeltafel.sdk.v1 import common_pb2, match_service_pb2, take5_pb2
+    from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 
 # Each public name and the module that defines it.
 _LAZY = {
@@ -30,7 +31,6 @@ _LAZY = {
     "run_bot": "speeltafel.sdk.runner",
     "common_pb2": "speeltafel.sdk.v1",
     "match_service_pb2": "speeltafel.sdk.v1",
-    "take5_pb2": "speeltafel.sdk.v1",
 }
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
     "new_request_id",
     "play_seat",
     "run_bot",
-    "take5_pb2",
 ]
 
 

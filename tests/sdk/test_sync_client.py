@@ -87,10 +87,10 @@ def test_the_sdk_names_load_on_first_use() -> None:
     """``speeltafel.sdk`` offers its names lazily; each is the defining module's object."""
     import speeltafel.sdk as sdk
     from speeltafel.sdk import client, runner
-    from speeltafel.sdk.v1 import take5_pb2
+    from speeltafel.sdk.v1 import common_pb2
 
     assert sdk.AsyncClient is client.AsyncClient and sdk.play_seat is runner.play_seat
-    assert sdk.take5_pb2 is take5_pb2
+    assert sdk.common_pb2 is common_pb2
     assert set(sdk.__all__) <= set(dir(sdk))
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = sdk.nothing  # type: ignore[attr-defined]
