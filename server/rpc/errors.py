@@ -155,7 +155,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # unt
         if handler is None:
             return handler
         method = handler_call_details.method
-        return _wrap(handler, method, _guard_unary(method), _guard_stream(method), tolerant=True)
+        return wrap_handler(handler, _guard_unary(method), _guard_stream(method), tolerant=True)
 
 
 class _Malformed:
@@ -256,14 +256,14 @@ def _guard_stream(method: str) -> Callable[[Behaviour], Behaviour]:
     return guard
 
 
-def _wrap(
+def wrap_handler(
     handler: grpc.RpcMethodHandler,
-    method: str,
     unary: Callable[[Behaviour], Behaviour],
     stream: Callable[[Behaviour], Behaviour],
     tolerant: bool = False,
 ) -> grpc.RpcMethodHandler:
-    """The same handler with its behaviour wrapped (unary or streaming response)."""
+    """The same handler with its behaviour wrapped: ``unary`` for a handler with one
+    response, ``stream`` for one that streams its responses (every interceptor here)."""
     deserializer = handler.request_deserializer
     ser = {
         "request_deserializer": _tolerant(deserializer) if tolerant else deserializer,
@@ -305,33 +305,30 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # unty
             self._authenticate(token)
         except AppError as exc:
             message = "missing seat token" if not token else exc.message
-            return _wrap(
+            return wrap_handler(
                 handler,
-                handler_call_details.method,
-                _refuse_unary(message),
-                _refuse_stream(message),
+                *refusing(
+                    lambda context: abort(
+                        context, grpc.StatusCode.UNAUTHENTICATED, message, "unauthenticated"
+                    )
+                ),
             )
         return handler
 
 
-def _refuse_unary(message: str) -> Callable[[Behaviour], Behaviour]:
-    def refuse(_behaviour: Behaviour) -> Behaviour:
-        async def refused(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, message, "unauthenticated")
+def refusing(
+    refuse: Callable[[grpc.aio.ServicerContext[Any, Any]], Awaitable[None]],
+) -> tuple[Callable[[Behaviour], Behaviour], Callable[[Behaviour], Behaviour]]:
+    """Wrappers (for :func:`wrap_handler`) that answer a call with ``refuse(context)`` (an
+    abort) instead of running its handler: one for a single response, one for a stream."""
 
-        return refused
+    async def refused(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await refuse(context)
 
-    return refuse
+    async def refused_stream(
+        _request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        await refuse(context)
+        yield  # pragma: no cover - abort raises
 
-
-def _refuse_stream(message: str) -> Callable[[Behaviour], Behaviour]:
-    def refuse(_behaviour: Behaviour) -> Behaviour:
-        async def refused(
-            _request: Any, context: grpc.aio.ServicerContext[Any, Any]
-        ) -> AsyncIterator[Any]:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, message, "unauthenticated")
-            yield  # pragma: no cover - abort raises
-
-        return refused
-
-    return refuse
+    return (lambda _behaviour: refused), (lambda _behaviour: refused_stream)

@@ -61,7 +61,7 @@ from typing import Any, Literal
 import grpc
 
 from speeltafel.server.app.errors import BadRequest
-from speeltafel.server.rpc.errors import bearer_token, status_for
+from speeltafel.server.rpc.errors import bearer_token, refusing, status_for, wrap_handler
 
 CreatePolicy = Literal["open", "token"]
 MAX_STREAMS_PER_CONNECTION = 256
@@ -505,12 +505,12 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # un
                 "creating matches needs the organiser's token",
                 "organiser_token_required",
             )
-            return _wrap(handler, _refused(refusal), _refused_stream(refusal))
+            return wrap_handler(handler, *refusing(lambda context: _refuse(context, refusal)))
         key = token_key(token) if token else None
         if handler.request_streaming or handler.response_streaming:
-            return _wrap(handler, self._stream_unary(key), self._stream(key))
+            return wrap_handler(handler, self._stream_unary(key), self._stream(key))
         cost = self.config.method_costs.get(method, 1.0)
-        return _wrap(handler, self._unary(key, cost), self._stream(key))
+        return wrap_handler(handler, self._unary(key, cost), self._stream(key))
 
     def _unary(self, key: str | None, cost: float) -> Callable[[Behaviour], Behaviour]:
         limiter = self.limiter
@@ -618,48 +618,6 @@ async def _paced_stream(
         if delay > 0.0:
             await asyncio.sleep(delay)
         yield message
-
-
-def _refused(refusal: Refusal) -> Callable[[Behaviour], Behaviour]:
-    def refuse(_behaviour: Behaviour) -> Behaviour:
-        async def refused(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            await _refuse(context, refusal)
-
-        return refused
-
-    return refuse
-
-
-def _refused_stream(refusal: Refusal) -> Callable[[Behaviour], Behaviour]:
-    def refuse(_behaviour: Behaviour) -> Behaviour:
-        async def refused(
-            _request: Any, context: grpc.aio.ServicerContext[Any, Any]
-        ) -> AsyncIterator[Any]:
-            await _refuse(context, refusal)
-            yield  # pragma: no cover - abort raises
-
-        return refused
-
-    return refuse
-
-
-def _wrap(
-    handler: grpc.RpcMethodHandler,
-    unary: Callable[[Behaviour], Behaviour],
-    stream: Callable[[Behaviour], Behaviour],
-) -> grpc.RpcMethodHandler:
-    """The same handler with its behaviour wrapped (``unary``: one response)."""
-    ser = {
-        "request_deserializer": handler.request_deserializer,
-        "response_serializer": handler.response_serializer,
-    }
-    if handler.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **ser)
-    if handler.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(stream(handler.unary_stream), **ser)
-    if handler.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(unary(handler.stream_unary), **ser)
-    return grpc.stream_stream_rpc_method_handler(stream(handler.stream_stream), **ser)
 
 
 # --------------------------------------------------------------------------- requests

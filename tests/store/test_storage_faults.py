@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from schema_v1 import SCHEMA_V1 as PREVIOUS_SCHEMA
 
 from speeltafel.server.store.base import (
     ActionRow,
@@ -33,46 +34,6 @@ from speeltafel.server.store.base import (
     StoreUnavailable,
 )
 from speeltafel.server.store.sqlite import APPLICATION_ID, SqliteStore
-
-# The schema as released before files were stamped with an application_id (HEAD of the
-# hardening issue's start), copied here so that the test keeps a file of that version.
-PREVIOUS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS matches (
-    match_id      TEXT PRIMARY KEY,
-    game          TEXT NOT NULL,
-    rules_version INTEGER NOT NULL,
-    options       TEXT NOT NULL,
-    seats         INTEGER NOT NULL,
-    server_seed   BLOB NOT NULL,
-    commitment    TEXT NOT NULL,
-    move_clock_ms INTEGER NOT NULL,
-    presets       TEXT NOT NULL,
-    created_ms    INTEGER NOT NULL,
-    finished_ms   INTEGER,
-    final_hash    TEXT
-);
-CREATE TABLE IF NOT EXISTS seats (
-    match_id   TEXT NOT NULL REFERENCES matches(match_id),
-    seat       INTEGER NOT NULL,
-    name       TEXT NOT NULL,
-    token_hash BLOB NOT NULL,
-    entropy    BLOB NOT NULL,
-    joined_ms  INTEGER NOT NULL,
-    PRIMARY KEY (match_id, seat)
-);
-CREATE TABLE IF NOT EXISTS actions (
-    match_id      TEXT NOT NULL REFERENCES matches(match_id),
-    seq           INTEGER NOT NULL,
-    seat          INTEGER NOT NULL,
-    request_id    TEXT NOT NULL,
-    action        TEXT NOT NULL,
-    server_ms     INTEGER NOT NULL,
-    clock_default INTEGER NOT NULL,
-    PRIMARY KEY (match_id, seq),
-    UNIQUE (match_id, seat, request_id)
-);
-CREATE INDEX IF NOT EXISTS matches_unfinished ON matches(finished_ms, created_ms);
-"""
 
 FULL = "PRAGMA max_page_count = 1"  # SQLite raises it to the current size: no more growth
 ROOMY = "PRAGMA max_page_count = 1073741823"
