@@ -9,7 +9,9 @@ the answer may have been lost (UNAVAILABLE, DEADLINE_EXCEEDED, or CANCELLED by t
 never the caller's own cancellation), re-sending the *same* request id with a growing,
 jittered backoff: ``retries`` more attempts (default :data:`DEFAULT_RETRIES`), each with a
 deadline of ``attempt_timeout`` seconds (default: none). A retry of a request that did
-arrive gets the stored answer (``duplicate``), never a second match or seat.
+arrive gets the stored answer (``duplicate``), never a second match or seat. A call refused
+for its rate (RESOURCE_EXHAUSTED with a ``google.rpc.RetryInfo``) is sent again after the
+delay the server asked for, up to :data:`RATE_LIMITED_RETRIES` times.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
 
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2, match_service_pb2_grpc
 
@@ -43,6 +46,10 @@ RETRY_CODES = frozenset(
 """The statuses after which a request may or may not have been applied: safe to send again
 with the same request id, and only then."""
 
+RATE_LIMITED_RETRIES = 20
+"""Attempts after a refusal for rate (each after the server's RetryInfo delay)."""
+DETAILS_KEY = "grpc-status-details-bin"
+
 T = TypeVar("T")
 
 
@@ -52,29 +59,56 @@ def retry_delay(attempt: int) -> float:
     return base * (0.5 + random.random())
 
 
+def retry_info_delay(error: grpc.Call) -> float | None:
+    """The delay a RESOURCE_EXHAUSTED answer's ``google.rpc.RetryInfo`` asks for (None when
+    the error carries none: a limit that waiting alone does not lift)."""
+    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in error.trailing_metadata() or ():
+        if key == DETAILS_KEY:
+            for detail in status_pb2.Status.FromString(value).details:
+                if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                    info = error_details_pb2.RetryInfo()
+                    detail.Unpack(info)
+                    return float(info.retry_delay.ToNanoseconds()) / 1e9
+    return None
+
+
+def _next_delay(error: grpc.Call, attempts: list[int], retries: int) -> float | None:
+    """Seconds to wait before sending again, or None to give up (``attempts``: transient
+    failures and rate refusals so far, updated)."""
+    rate_delay = retry_info_delay(error)
+    if rate_delay is not None:
+        attempts[1] += 1
+        return rate_delay * (1.0 + random.random()) if attempts[1] <= RATE_LIMITED_RETRIES else None
+    attempts[0] += 1
+    if error.code() not in RETRY_CODES or attempts[0] > retries:
+        return None
+    return retry_delay(attempts[0])
+
+
 async def _retrying(call: Callable[[], Awaitable[T]], retries: int) -> T:
-    attempt = 0
+    attempts = [0, 0]
     while True:
         try:
             return await call()
         except grpc.aio.AioRpcError as exc:
-            attempt += 1
-            if exc.code() not in RETRY_CODES or attempt > retries:
+            delay = _next_delay(exc, attempts, retries)
+            if delay is None:
                 raise
-        await asyncio.sleep(retry_delay(attempt))
+        await asyncio.sleep(delay)
 
 
 def _retrying_sync(call: Callable[[], T], retries: int) -> T:
-    attempt = 0
+    attempts = [0, 0]
     while True:
         try:
             return call()
         except grpc.RpcError as exc:
-            attempt += 1
-            code = exc.code() if isinstance(exc, grpc.Call) else None
-            if code not in RETRY_CODES or attempt > retries:
+            delay = _next_delay(exc, attempts, retries) if isinstance(exc, grpc.Call) else None
+            if delay is None:
                 raise
-        time.sleep(retry_delay(attempt))
+        time.sleep(delay)
 
 
 @dataclass(frozen=True, slots=True)

@@ -300,3 +300,17 @@ def test_a6_create_requests_are_bounded(
         check_create_request(request)
     assert caught.value.rule == rule
     assert len(caught.value.message) < 120  # never echoes the client's input
+
+
+async def test_the_sdk_waits_out_a_rate_limit_for_create_and_join(table: Any) -> None:
+    """CreateMatch costs 10 units: five creations and ten joins are three times the burst of
+    20. The SDK sends a call refused for its rate again after the server's RetryInfo delay
+    (same request id), so every one goes through."""
+    client = await _limited_server(
+        table, LimitsConfig(unary_rate_per_peer=40, unary_burst_per_peer=20)
+    )
+    for _ in range(5):
+        created = await client.create_match("take5", 2)
+        seats = [await client.join(created.match_id) for _ in range(2)]
+        assert [s.seat for s in seats] == [0, 1]
+    assert len(table.running.runtime.matches) == 5
