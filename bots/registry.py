@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from speeltafel.bots.first_bot import FirstBot
+from speeltafel.bots.karel_kakelaar_hungry import HungryBot
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.bots.search_bot import HeuristicBot, SearchBot
 from speeltafel.bots.take5_gap import GapBot, GreedyBot
@@ -38,7 +39,10 @@ class BotEntry:
 
 
 #: Each game's heuristic bot (engine terms): the search bot's playout policy there.
-HEURISTICS: dict[str, Callable[[], HeuristicBot]] = {"take5": GapBot}
+HEURISTICS: dict[str, Callable[[], HeuristicBot]] = {
+    "take5": GapBot,
+    "karel_kakelaar": HungryBot,
+}
 
 
 def heuristic_for(game_id: str) -> HeuristicBot | None:
@@ -56,6 +60,9 @@ _ENTRIES = (
     BotEntry("first", FirstBot, ANY_GAME, "always the first legal action"),
     BotEntry("greedy", GreedyBot, frozenset({"take5"}), "Take 5: avoids only certain penalties"),
     BotEntry("gap", GapBot, frozenset({"take5"}), "Take 5: avoids rows about to be taken"),
+    BotEntry(
+        "hungry", HungryBot, frozenset({"karel_kakelaar"}), "Karel Kakelaar: bids by expected gain"
+    ),
     BotEntry(
         "search",
         _search,

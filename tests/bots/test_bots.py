@@ -177,6 +177,8 @@ async def test_cli_run_plays_a_verified_tournament(tmp_path: Path) -> None:
     results = tmp_path / "results.json"
     code, out = await _run_cli(
         "run",
+        "--game",  # the counts below are Take 5's; other games have bots of their own
+        "take5",
         "--rounds",
         "1",
         "--seats",
