@@ -17,6 +17,7 @@ from speeltafel.bots.first_bot import FirstBot
 from speeltafel.bots.karel_kakelaar_hungry import HungryBot
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.bots.search_bot import HeuristicBot, SearchBot
+from speeltafel.bots.sneaky_bastard_budget import BudgetBot
 from speeltafel.bots.take5_gap import GapBot, GreedyBot
 from speeltafel.sdk.runner import Bot
 from speeltafel.server.engine.registry import GAMES
@@ -42,6 +43,7 @@ class BotEntry:
 HEURISTICS: dict[str, Callable[[], HeuristicBot]] = {
     "take5": GapBot,
     "karel_kakelaar": HungryBot,
+    "sneaky_bastard": BudgetBot,
 }
 
 
@@ -62,6 +64,12 @@ _ENTRIES = (
     BotEntry("gap", GapBot, frozenset({"take5"}), "Take 5: avoids rows about to be taken"),
     BotEntry(
         "hungry", HungryBot, frozenset({"karel_kakelaar"}), "Karel Kakelaar: bids by expected gain"
+    ),
+    BotEntry(
+        "budget",
+        BudgetBot,
+        frozenset({"sneaky_bastard"}),
+        "Sneaky Bastard: bids within a budget per house, sneaks on big pots",
     ),
     BotEntry(
         "search",

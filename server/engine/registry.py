@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from speeltafel.server.engine.core import GameAny, InvalidOptions
-from speeltafel.server.engine.games import karel_kakelaar, take5
+from speeltafel.server.engine.games import karel_kakelaar, sneaky_bastard, take5
 
-GAMES: dict[str, GameAny] = {game.info.game_id: game for game in (take5.GAME, karel_kakelaar.GAME)}
+GAMES: dict[str, GameAny] = {
+    game.info.game_id: game
+    for game in (
+        take5.GAME,
+        karel_kakelaar.GAME,
+        sneaky_bastard.GAME,
+    )
+}
 
 # Every game's number k, fixed when it was planned (shared/design.md): its proto fields are
 # ``Action`` field 10 + k and ``View`` field 20 + k. A planned game keeps its number before

@@ -10,10 +10,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from speeltafel.sdk.v1 import common_pb2
-from speeltafel.server.wire import common, karel_kakelaar, take5
+from speeltafel.server.wire import common, karel_kakelaar, sneaky_bastard, take5
 from speeltafel.server.wire.common import GameWire
 
-WIRES: Mapping[str, GameWire] = {w.game.info.game_id: w for w in (take5.WIRE, karel_kakelaar.WIRE)}
+WIRES: Mapping[str, GameWire] = {
+    w.game.info.game_id: w
+    for w in (
+        take5.WIRE,
+        karel_kakelaar.WIRE,
+        sneaky_bastard.WIRE,
+    )
+}
 
 
 def wire_for(game_id: str) -> GameWire:
