@@ -32,7 +32,7 @@ $(BUF): | $(STAMP)
 
 .PHONY: run
 run: $(STAMP) ## the main job: a tournament of the built-in bots through a real server (SQLite)
-	$(BIN)/speeltafel run --db var/arena.db
+	$(BIN)/speeltafel run --db var/arena.db --rounds 2 --max-seats 4
 
 .PHONY: serve
 serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default var/speeltafel.db)

@@ -11,6 +11,7 @@ import pytest
 
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.sdk import Client, common_pb2, run_bot
+from speeltafel.server.engine.registry import GAMES
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.memory import MemoryStore
 
@@ -68,7 +69,7 @@ def blocking_session(target: str) -> dict[str, object]:
 
 async def test_blocking_client_and_run_bot(running: Running) -> None:
     seen = await asyncio.to_thread(blocking_session, f"127.0.0.1:{running.port}")
-    assert seen["games"] == ["take5"]
+    assert seen["games"] == list(GAMES)
     assert seen["first_version"] == 1 and seen["hand_size"] == 12
     assert seen["ack"] == (1, 2, False)
     assert seen["again"] == (1, 2, True)

@@ -303,7 +303,15 @@ async def idle_spectate(attack: Attack) -> None:
 
 async def create_flood(attack: Attack) -> None:
     print("ready", flush=True)
-    await attack.loop(lambda i: attack.client.create_match("take5", 2), attack.args.concurrency)
+
+    # The raw call: an attacker does not wait out a refusal as the SDK does.
+    def create(_: int) -> Awaitable[Any]:
+        request = match_service_pb2.CreateMatchRequest(
+            game="take5", seats=2, request_id=uuid.uuid4().hex
+        )
+        return attack.client.stub.CreateMatch(request)  # type: ignore[no-any-return]
+
+    await attack.loop(create, attack.args.concurrency)
 
 
 async def getmatch_flood(attack: Attack) -> None:

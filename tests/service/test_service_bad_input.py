@@ -14,6 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2, take5_pb2
+from speeltafel.server.engine.registry import GAMES
 
 SERVICE = "/speeltafel.v1.MatchService/"
 METHODS = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].methods
@@ -50,7 +51,7 @@ async def healthy(table: Any) -> None:
         reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
     games = await table.client.list_games()
-    assert [g.game for g in games] == ["take5"]
+    assert [g.game for g in games] == list(GAMES)
 
 
 def valid_request(method: str, match_id: str) -> bytes:
@@ -292,7 +293,7 @@ async def test_a5_unknown_fields_are_dropped_at_the_wire(table: Any, monkeypatch
         # Unknown members of a oneof read as "nothing set".
         unknown_game = match_service_pb2.SubmitActionRequest(
             match_id=match.match_id, expected_version=2, request_id="future-game"
-        ).SerializeToString() + length_delimited(4, length_delimited(11, b"\x08\x01"))
+        ).SerializeToString() + length_delimited(4, length_delimited(19, b"\x08\x01"))
         err = await raw_error(submit, unknown_game, match.seats[1].metadata)
         assert (err.code(), table.rule_of(err)) == (Code.INVALID_ARGUMENT, "empty_action")
         unknown_kind = match_service_pb2.SubmitActionRequest(

@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2, take5_pb2
 from speeltafel.server.engine.core import Rng, shuffle_key
 from speeltafel.server.engine.games import take5
+from speeltafel.server.engine.registry import GAMES
 
 FINISHED = common_pb2.MATCH_STATUS_FINISHED
 GAME = take5.GAME
@@ -25,8 +26,8 @@ GAME = take5.GAME
 
 async def test_list_games_describes_take5(table: Any, server: Any) -> None:
     games = await table.client.list_games()
-    assert [g.game for g in games] == ["take5"]
-    (info,) = games
+    assert [g.game for g in games] == list(GAMES)  # every registered game, in its order
+    (info,) = [g for g in games if g.game == "take5"]
     # The range CreateMatch takes with the default options (the trial edition), and the
     # ranges of the other option values beside it.
     assert (info.name, info.rules_version, info.min_seats, info.max_seats) == ("Take 5", 1, 2, 4)
@@ -160,7 +161,8 @@ async def test_reflection_lists_the_match_service(table: Any, server: Any) -> No
     expected = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].methods
     assert methods == [m.name for m in expected]
     assert view_fields == [f.name for f in take5_pb2.Take5View.DESCRIPTOR.fields]
-    assert games == [("take5", 2, 4, ["edition", "deals", "end_score"])]
+    assert [g[0] for g in games] == list(GAMES)
+    assert games[0] == ("take5", 2, 4, ["edition", "deals", "end_score"])
 
 
 async def test_spectator_sees_no_hands_and_the_stream_ends(table: Any, server: Any) -> None:
