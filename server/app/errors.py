@@ -7,12 +7,6 @@ the service around the rules: identity, versions, request ids, limits.
 from __future__ import annotations
 
 
-def clip(text: str, limit: int = 32) -> str:
-    """``text`` quoted for an error message and cut to ``limit`` characters: an error never
-    repeats unbounded client input."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + "…"
-
-
 class AppError(Exception):
     """A request the runtime refuses, with a stable ``rule`` id and a message for people."""
 

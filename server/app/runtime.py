@@ -77,7 +77,6 @@ from speeltafel.server.app.errors import (
     RequestIdReused,
     StaleVersion,
     Unauthenticated,
-    clip,
 )
 from speeltafel.server.app.match import CLOCK_PREFIX, Match, Outbox, clock_request_id
 from speeltafel.server.engine.core import (
@@ -86,6 +85,7 @@ from speeltafel.server.engine.core import (
     InvalidOptions,
     Presets,
     Rng,
+    clip,
     commitment,
     named_presets,
 )
