@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from speeltafel.bots.beverbende_keeper import KeeperBot
 from speeltafel.bots.first_bot import FirstBot
 from speeltafel.bots.karel_kakelaar_hungry import HungryBot
 from speeltafel.bots.random_bot import RandomBot
@@ -44,6 +45,7 @@ HEURISTICS: dict[str, Callable[[], HeuristicBot]] = {
     "take5": GapBot,
     "karel_kakelaar": HungryBot,
     "sneaky_bastard": BudgetBot,
+    "beverbende": KeeperBot,
 }
 
 
@@ -70,6 +72,12 @@ _ENTRIES = (
         BudgetBot,
         frozenset({"sneaky_bastard"}),
         "Sneaky Bastard: bids within a budget per house, sneaks on big pots",
+    ),
+    BotEntry(
+        "keeper",
+        KeeperBot,
+        frozenset({"beverbende"}),
+        "Beverbende: keeps low cards, knocks when ahead",
     ),
     BotEntry(
         "search",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from speeltafel.server.engine.core import GameAny, InvalidOptions
-from speeltafel.server.engine.games import karel_kakelaar, sneaky_bastard, take5
+from speeltafel.server.engine.games import beverbende, karel_kakelaar, sneaky_bastard, take5
 
 GAMES: dict[str, GameAny] = {
     game.info.game_id: game
@@ -11,6 +11,7 @@ GAMES: dict[str, GameAny] = {
         take5.GAME,
         karel_kakelaar.GAME,
         sneaky_bastard.GAME,
+        beverbende.GAME,
     )
 }
 

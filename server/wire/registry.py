@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from speeltafel.sdk.v1 import common_pb2
-from speeltafel.server.wire import common, karel_kakelaar, sneaky_bastard, take5
+from speeltafel.server.wire import beverbende, common, karel_kakelaar, sneaky_bastard, take5
 from speeltafel.server.wire.common import GameWire
 
 WIRES: Mapping[str, GameWire] = {
@@ -19,6 +19,7 @@ WIRES: Mapping[str, GameWire] = {
         take5.WIRE,
         karel_kakelaar.WIRE,
         sneaky_bastard.WIRE,
+        beverbende.WIRE,
     )
 }
 

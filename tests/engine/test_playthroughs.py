@@ -24,6 +24,7 @@ SETUPS: dict[str, list[tuple[dict[str, str], int, int]]] = {
     "take5": [({}, 2, 1), ({}, 4, 2), ({"edition": "full", "deals": "1"}, 5, 3)],
     "karel_kakelaar": [({}, 2, 4), ({"first_tractor": "2"}, 3, 5), ({}, 5, 6)],
     "sneaky_bastard": [({}, 3, 7), ({"first_player": "random"}, 4, 8)],
+    "beverbende": [({}, 2, 12), ({"turn_limit": "10"}, 3, 13), ({}, 4, 14)],
 }
 
 
