@@ -18,6 +18,10 @@ one of the same estimate).
 * Knock when its estimated row is at most ``KNOCK_AT`` and lower than every other row's
   estimate, with at most one unknown card of its own.
 
+Running scores (for the search bot's rollouts): the totals so far plus every row's
+estimate as the observation shows it, so that ending a round early is neither free nor
+penalised by itself.
+
 The heuristic works on engine values, so the same code answers a view (:meth:`choose`,
 through the wire's decoder) and a seat's observation in a world the search bot samples
 (:meth:`act`): it is Beverbende's playout policy there.
@@ -58,8 +62,17 @@ class KeeperBot:
     # ------------------------------------------------------------------ engine terms
 
     def running_scores(self, observation: BeverObservation) -> tuple[int, ...]:
-        """The totals of the finished rounds."""
-        return observation.totals
+        """The totals of the finished rounds plus the current round's rows as the
+        observation shows them (an unknown card at the mean of the unseen numbers), rounded:
+        what the game would score if the round ended now, as far as the viewer can tell."""
+        obs = observation
+        if obs.phase is Phase.OVER:
+            return obs.totals
+        mean = _unseen_mean(obs)
+        return tuple(
+            total + round(sum(_estimate(card, mean) for card in row))
+            for total, row in zip(obs.totals, obs.rows, strict=True)
+        )
 
     def act(self, observation: BeverObservation, legal_actions: Sequence[BeverAction]) -> int:
         """The index in ``legal_actions`` of the action it plays."""

@@ -64,3 +64,10 @@ def test_keeper_chooses_from_a_view() -> None:
         action = WIRE.action_from_proto(chosen)
         assert action == legal[bot.act(GAME.observe(state, seat), legal)]
         state = GAME.apply(state, seat, action)
+
+
+def test_running_scores_add_the_visible_rows_to_the_totals() -> None:
+    state = GAME.new({}, 2, Rng(b"keeper scores"))
+    public = GAME.observe(state, None)
+    scores = KeeperBot().running_scores(public)
+    assert len(scores) == 2 and all(5 <= s <= 15 for s in scores)  # three unknown cards each
