@@ -49,7 +49,8 @@ class ServerProcess:
     ) -> None:
         self.db = db
         self.workdir = workdir
-        self.port_file = workdir / "port"
+        # Named after the store, so that servers of different stores may share a folder.
+        self.port_file = workdir / f"{Path(db).name}.port"
         self.log_path = log_path or workdir / "server.log"
         self.extra_args = extra_args
         self.python_args = tuple(python_args)  # e.g. ("-m", "cProfile", "-o", file)
