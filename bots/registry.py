@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from speeltafel.bots.alles_klar_lookahead import LookaheadBot
 from speeltafel.bots.beverbende_keeper import KeeperBot
 from speeltafel.bots.first_bot import FirstBot
 from speeltafel.bots.karel_kakelaar_hungry import HungryBot
@@ -46,6 +47,7 @@ HEURISTICS: dict[str, Callable[[], HeuristicBot]] = {
     "karel_kakelaar": HungryBot,
     "sneaky_bastard": BudgetBot,
     "beverbende": KeeperBot,
+    "alles_klar": LookaheadBot,
 }
 
 
@@ -78,6 +80,12 @@ _ENTRIES = (
         KeeperBot,
         frozenset({"beverbende"}),
         "Beverbende: keeps low cards, knocks when ahead",
+    ),
+    BotEntry(
+        "lookahead",
+        LookaheadBot,
+        frozenset({"alles_klar"}),
+        "Alles Klar?: weighs each play by the trick it decides now or next turn",
     ),
     BotEntry(
         "search",

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from speeltafel.server.engine.core import GameAny, InvalidOptions
-from speeltafel.server.engine.games import beverbende, karel_kakelaar, sneaky_bastard, take5
+from speeltafel.server.engine.games import (
+    alles_klar,
+    beverbende,
+    karel_kakelaar,
+    sneaky_bastard,
+    take5,
+)
 
 GAMES: dict[str, GameAny] = {
     game.info.game_id: game
@@ -12,6 +18,7 @@ GAMES: dict[str, GameAny] = {
         karel_kakelaar.GAME,
         sneaky_bastard.GAME,
         beverbende.GAME,
+        alles_klar.GAME,
     )
 }
 

@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from speeltafel.sdk.v1 import common_pb2
-from speeltafel.server.wire import beverbende, common, karel_kakelaar, sneaky_bastard, take5
+from speeltafel.server.wire import (
+    alles_klar,
+    beverbende,
+    common,
+    karel_kakelaar,
+    sneaky_bastard,
+    take5,
+)
 from speeltafel.server.wire.common import GameWire
 
 WIRES: Mapping[str, GameWire] = {
@@ -20,6 +27,7 @@ WIRES: Mapping[str, GameWire] = {
         karel_kakelaar.WIRE,
         sneaky_bastard.WIRE,
         beverbende.WIRE,
+        alles_klar.WIRE,
     )
 }
 

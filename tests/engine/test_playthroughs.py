@@ -25,6 +25,7 @@ SETUPS: dict[str, list[tuple[dict[str, str], int, int]]] = {
     "karel_kakelaar": [({}, 2, 4), ({"first_tractor": "2"}, 3, 5), ({}, 5, 6)],
     "sneaky_bastard": [({}, 3, 7), ({"first_player": "random"}, 4, 8)],
     "beverbende": [({}, 2, 12), ({"turn_limit": "10"}, 3, 13), ({}, 4, 14)],
+    "alles_klar": [({}, 2, 9), ({"dealer": "random"}, 3, 10), ({}, 5, 11)],
 }
 
 
