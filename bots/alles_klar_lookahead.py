@@ -8,7 +8,8 @@ play does to the trick, with the rules' own steps (same number, numeral, check):
   at a bigger table); a blind trick is worth ``BLIND_LEAD`` (the bot leads next);
 * otherwise the next player's answer is taken to be any Arabic number 1..11 with any
   numeral (none, or I..V) with equal chance, and the play is worth the mean of what that
-  answer would decide (valued as above, an undecided answer as 0).
+  answer would decide (valued as above, an undecided answer as 0). With three or more rank
+  cards still up no answer can decide, so that mean is 0 without working it out.
 
 Ties go to playing a card without a numeral that still matters, then to keeping double
 cards (they choose their numeral later), then to the stable order. The heuristic works on
@@ -93,15 +94,18 @@ class LookaheadBot:
             after, left, result, who = resolve(ups, ranks, seat, card_number(action.card), numeral)
             if result != "open":
                 score = worth(result, who, size)
-            elif nxt is None or nxt == seat:
-                score = 0.0
+            elif nxt is None or nxt == seat or len(left) > 2:
+                score = 0.0  # with three rank cards up no single answer decides the trick
             else:
+                # A numeral whose rank card is down acts as none: weigh "none" by its share.
+                weights = [(0, (len(ANSWER_NUMERALS) - len(left)) / len(ANSWER_NUMERALS))]
+                weights += [(y, 1 / len(ANSWER_NUMERALS)) for y in sorted(left)]
                 total = 0.0
                 for x in NUMBERS:
-                    for y in ANSWER_NUMERALS:
+                    for y, weight in weights:
                         _, _, res2, who2 = resolve(after, left, nxt, x, y)
-                        total += worth(res2, who2, size + 1)
-                score = total / (len(NUMBERS) * len(ANSWER_NUMERALS))
+                        total += weight * worth(res2, who2, size + 1)
+                score = total / len(NUMBERS)
             wasted = 0 if numeral in ranks else 1
             double = 1 if card_set(action.card) == "W" else 0
             return (score, wasted, -double, -index)
