@@ -44,7 +44,7 @@ from speeltafel.server.engine.games.beverbende import (
     deck_cards,
     is_number,
 )
-from speeltafel.server.wire.beverbende import WIRE
+from speeltafel.server.wire.registry import action_from_proto, observation_from_view
 
 TAKE_GAIN = 2.0
 SWAP_GAIN = 1.0
@@ -161,8 +161,8 @@ class KeeperBot:
         if view.WhichOneof("game_view") != "beverbende" or not view.HasField("seat"):
             return self._random.choice(legal)
         try:
-            observation = WIRE.observation_from_view(view)
-            actions = [WIRE.action_from_proto(a) for a in legal]
+            observation = observation_from_view(view.game, view)
+            actions = [action_from_proto(view.game, a) for a in legal]
         except (ValueError, KeyError, EngineError):
             return self._random.choice(legal)
         return legal[self.act(observation, actions)]
