@@ -147,7 +147,12 @@ async def start(table: Any, kind: str, seed: int, **config: Any) -> Running:
     store: MatchStore = table.sqlite_store() if kind.endswith("sqlite") else MemoryStore()
     if kind.startswith("slow"):
         store = SlowStore(store, seed)
-    running: Running = await table.start(store, config=RuntimeConfig(**defaults))
+    # Hundreds of calls given up, repeated and refused per seat are this test's point, not
+    # the rates (test_fairness checks those): they are lifted, so that reconciling with
+    # GetView afterwards is never rate limited.
+    running: Running = await table.start(
+        store, config=RuntimeConfig(**defaults), limits=table.LIFTED_RATES
+    )
     return running
 
 
