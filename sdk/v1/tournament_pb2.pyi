@@ -48,14 +48,16 @@ class ConnectRequest(_message.Message):
     def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ...) -> None: ...
 
 class Register(_message.Message):
-    __slots__ = ("games", "max_concurrent", "client")
+    __slots__ = ("games", "max_concurrent", "client", "entropy")
     GAMES_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
+    ENTROPY_FIELD_NUMBER: _ClassVar[int]
     games: _containers.RepeatedScalarFieldContainer[str]
     max_concurrent: int
     client: str
-    def __init__(self, games: _Optional[_Iterable[str]] = ..., max_concurrent: _Optional[int] = ..., client: _Optional[str] = ...) -> None: ...
+    entropy: bytes
+    def __init__(self, games: _Optional[_Iterable[str]] = ..., max_concurrent: _Optional[int] = ..., client: _Optional[str] = ..., entropy: _Optional[bytes] = ...) -> None: ...
 
 class ConnectResponse(_message.Message):
     __slots__ = ("registered", "assignment")
