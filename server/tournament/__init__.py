@@ -1,0 +1,1 @@
+"""The tournament director: lobby, formats, clock policy, duplicate sets, results."""
