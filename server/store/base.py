@@ -46,6 +46,16 @@ class MatchCreated:
     """A per-match secret (32 random bytes) from which the tokens of joins that carry a
     request id are derived, so a retried JoinMatch gets the same token. Never logged, never
     in a record, view or summary."""
+    time_bank_ms: int = 0
+    """Per seat: time a seat may spend beyond the move clock over the whole match (0: none)."""
+    max_misses: int = 0
+    """Missed deadlines (clock defaults) after which a seat forfeits (0: never)."""
+    forfeit: str = ""
+    """What a forfeit does: "autoplay" (the seat's moves are defaulted at once from then on)
+    or "lose" (the match ends, termination "forfeit"); "" when ``max_misses`` is 0."""
+    deal: str = ""
+    """How the match's decks were made, for its record: "" for a match of its own (a fresh
+    secret seed), otherwise a sentence such as "duplicate set 3 of tournament X: ..."."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,3 +195,117 @@ class StoreOpenError(Exception):
         self.what_to_do = what_to_do
         line = f"cannot open the match store {self.path}: {what_failed}. {what_to_do}"
         super().__init__(" ".join(line.split()))  # one line, whatever SQLite said
+
+
+# --------------------------------------------------------------------------- tournaments
+
+
+@dataclass(frozen=True, slots=True)
+class BotCredential:
+    """A bot name with the hash of its current bot token (the token itself is never kept)."""
+
+    name: str
+    token_hash: bytes
+    issued_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentRow:
+    """A tournament as created: everything its schedule and its matches derive from."""
+
+    tournament_id: str
+    request_id: str
+    name: str
+    game: str
+    options: tuple[tuple[str, str], ...]  # canonical option texts, sorted by name
+    format: str  # "round_robin", "gauntlet" or "duplicate"
+    participants: tuple[str, ...]
+    seats: int
+    rounds: int
+    max_matches: int
+    move_clock_ms: int
+    time_bank_ms: int
+    max_misses: int
+    forfeit: str  # "autoplay" or "lose"
+    seed: bytes
+    """The organiser's seed (b"" for none): every match seed derives from it."""
+    secret: bytes = field(repr=False)
+    """The server's own key for this tournament (32 random bytes): the request ids of its
+    creates and joins (which recover seat tokens) and, without an organiser seed, its
+    seeds derive from it. Never logged, never given out."""
+    created_ms: int
+    status: str = "waiting"  # "waiting", "running", "finished" or "cancelled"
+    finished_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureMatch:
+    """Fixture ``fixture`` of a tournament is played as match ``match_id``."""
+
+    tournament_id: str
+    fixture: int
+    match_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureResult:
+    """How a fixture's match ended, with each seat's missed deadlines and refused moves."""
+
+    tournament_id: str
+    fixture: int
+    match_id: str
+    scores: tuple[int, ...]
+    ranks: tuple[int, ...]
+    utilities: tuple[float, ...]
+    termination: str
+    misses: tuple[int, ...]
+    rejected: tuple[int, ...]
+    forfeited: tuple[bool, ...]
+    rated: bool
+
+
+class TournamentStore(Protocol):
+    """Where tournaments, bot tokens and fixture results live (beside the match logs).
+
+    A separate protocol from :class:`MatchStore`, so a store may offer matches alone.
+    Every write is durable when its coroutine returns; every write is idempotent.
+    """
+
+    async def put_bot(self, bot: BotCredential) -> None:
+        """Store a bot's token hash, replacing the one of the same name (case-insensitive)."""
+        ...
+
+    async def bots(self) -> list[BotCredential]:
+        """Every bot with a token, in the order they were first issued."""
+        ...
+
+    async def create_tournament(self, row: TournamentRow) -> TournamentRow:
+        """Store a new tournament; returns ``row``, or the one stored before with the same
+        non-empty ``request_id`` (then nothing is stored)."""
+        ...
+
+    async def set_tournament_status(
+        self, tournament_id: str, status: str, finished_ms: int
+    ) -> None:
+        """Change a tournament's status (and when it ended, 0 while it has not)."""
+        ...
+
+    async def tournaments(self) -> list[TournamentRow]:
+        """Every tournament, oldest first."""
+        ...
+
+    async def put_fixture(self, fixture: FixtureMatch) -> None:
+        """Record which match plays a fixture (the first record stays)."""
+        ...
+
+    async def put_result(self, result: FixtureResult) -> None:
+        """Record a fixture's result (the first record stays)."""
+        ...
+
+    async def fixtures(self, tournament_id: str) -> list[FixtureMatch]:
+        """The tournament's fixtures that have a match, by fixture number."""
+        ...
+
+    async def results(self, tournament_id: str) -> list[FixtureResult]:
+        """The tournament's results, by fixture number."""
+        ...

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from speeltafel.server.store.base import (
     ActionRow,
     AppendResult,
     AppendStatus,
+    BotCredential,
+    FixtureMatch,
+    FixtureResult,
     MatchCreated,
     MatchFinished,
     MatchLog,
     SeatJoined,
+    TournamentRow,
 )
 
 
 class MemoryStore:
-    """Match logs in dictionaries. Nothing survives the process."""
+    """Match logs (and tournaments) in dictionaries. Nothing survives the process."""
 
     def __init__(self) -> None:
         self._created: dict[str, MatchCreated] = {}
@@ -25,6 +30,10 @@ class MemoryStore:
         self._requests: dict[tuple[str, int, str], ActionRow] = {}
         self._finished: dict[str, MatchFinished] = {}
         self._create_requests: dict[str, str] = {}  # request id -> match id
+        self._bots: dict[str, BotCredential] = {}  # folded name -> credential
+        self._tournaments: dict[str, TournamentRow] = {}
+        self._fixtures: dict[str, dict[int, FixtureMatch]] = {}
+        self._results: dict[str, dict[int, FixtureResult]] = {}
 
     async def create(self, created: MatchCreated) -> MatchCreated:
         """Store a new match, or return the one made before with the same request id."""
@@ -92,3 +101,53 @@ class MemoryStore:
 
     def add_health_listener(self, listener: Callable[[bool], None]) -> None:
         """Nothing to tell: ``writable`` never changes."""
+
+    # ------------------------------------------------------------------ tournaments
+
+    async def put_bot(self, bot: BotCredential) -> None:
+        """Store a bot's token hash, replacing the one of the same name."""
+        self._bots[bot.name.casefold()] = bot
+
+    async def bots(self) -> list[BotCredential]:
+        """Every bot with a token."""
+        return list(self._bots.values())
+
+    async def create_tournament(self, row: TournamentRow) -> TournamentRow:
+        """Store a tournament, or return the one made before with the same request id."""
+        if row.request_id:
+            for stored in self._tournaments.values():
+                if stored.request_id == row.request_id:
+                    return stored
+        if row.tournament_id in self._tournaments:
+            raise ValueError(f"tournament {row.tournament_id} exists")
+        self._tournaments[row.tournament_id] = row
+        return row
+
+    async def set_tournament_status(
+        self, tournament_id: str, status: str, finished_ms: int
+    ) -> None:
+        """Change a tournament's status."""
+        row = self._tournaments[tournament_id]
+        self._tournaments[tournament_id] = replace(row, status=status, finished_ms=finished_ms)
+
+    async def tournaments(self) -> list[TournamentRow]:
+        """Every tournament, oldest first."""
+        return list(self._tournaments.values())
+
+    async def put_fixture(self, fixture: FixtureMatch) -> None:
+        """Record the match of a fixture (the first record stays)."""
+        self._fixtures.setdefault(fixture.tournament_id, {}).setdefault(fixture.fixture, fixture)
+
+    async def put_result(self, result: FixtureResult) -> None:
+        """Record a fixture's result (the first record stays)."""
+        self._results.setdefault(result.tournament_id, {}).setdefault(result.fixture, result)
+
+    async def fixtures(self, tournament_id: str) -> list[FixtureMatch]:
+        """The tournament's fixtures with a match, by number."""
+        found = self._fixtures.get(tournament_id, {})
+        return [found[n] for n in sorted(found)]
+
+    async def results(self, tournament_id: str) -> list[FixtureResult]:
+        """The tournament's results, by fixture number."""
+        found = self._results.get(tournament_id, {})
+        return [found[n] for n in sorted(found)]

@@ -28,13 +28,17 @@ from speeltafel.server.store.base import (
     ActionRow,
     AppendResult,
     AppendStatus,
+    BotCredential,
     DeckPresets,
+    FixtureMatch,
+    FixtureResult,
     MatchCreated,
     MatchFinished,
     MatchLog,
     SeatJoined,
     StoreOpenError,
     StoreUnavailable,
+    TournamentRow,
 )
 
 T = TypeVar("T")
@@ -79,19 +83,46 @@ CREATE TABLE IF NOT EXISTS actions (
     UNIQUE (match_id, seat, request_id)
 );
 CREATE INDEX IF NOT EXISTS matches_unfinished ON matches(finished_ms, created_ms);
+CREATE TABLE IF NOT EXISTS bots (
+    name_folded TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    token_hash  BLOB NOT NULL,
+    issued_ms   INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournaments (
+    tournament_id TEXT PRIMARY KEY,
+    request_id    TEXT,
+    definition    TEXT NOT NULL,
+    seed          BLOB NOT NULL,
+    secret        BLOB NOT NULL,
+    created_ms    INTEGER NOT NULL,
+    status        TEXT NOT NULL,
+    finished_ms   INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournament_fixtures (
+    tournament_id TEXT NOT NULL REFERENCES tournaments(tournament_id),
+    fixture       INTEGER NOT NULL,
+    match_id      TEXT NOT NULL,
+    result        TEXT,
+    PRIMARY KEY (tournament_id, fixture)
+);
 """
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """``PRAGMA user_version`` of a file this code wrote. 0 or 1: the first schema (no request
 ids, token keys or terminations), brought up to date by :func:`migrate`. 2: before preset
 decks had names (``matches.presets`` a JSON list of orders of the game's first deck; such
 rows are still read, as the deck ""). 3: ``matches.presets`` a JSON object, deck name to
-its list of orders. A version-2 server refuses a version-3 file instead of misreading it."""
+its list of orders. 4: tournaments (the tables ``bots``, ``tournaments`` and
+``tournament_fixtures``; a match's time bank, forfeit policy and deal description). A
+server of an older version refuses a newer file instead of misreading it."""
 
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS matches_request ON matches(request_id)
     WHERE request_id IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS seats_request ON seats(match_id, request_id)
+    WHERE request_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS tournaments_request ON tournaments(request_id)
     WHERE request_id IS NOT NULL;
 """
 
@@ -100,6 +131,10 @@ _ADDED_COLUMNS = (
     ("matches", "token_key", "BLOB"),
     ("matches", "termination", "TEXT"),
     ("seats", "request_id", "TEXT"),
+    ("matches", "time_bank_ms", "INTEGER NOT NULL DEFAULT 0"),
+    ("matches", "max_misses", "INTEGER NOT NULL DEFAULT 0"),
+    ("matches", "forfeit", "TEXT NOT NULL DEFAULT ''"),
+    ("matches", "deal", "TEXT NOT NULL DEFAULT ''"),
 )
 
 
@@ -112,6 +147,9 @@ def migrate(conn: sqlite3.Connection) -> None:
     fresh token key (its seats joined without request ids, so no token derives from it).
     Version 3 changes how new rows store preset decks (by deck name); older rows are read
     as they are (see :func:`_presets_from_json`), so it rewrites nothing.
+    Version 4 adds the tournament tables (created by SCHEMA) and a match's clock policy and
+    deal description (columns with defaults that mean "none", so older rows read as the
+    plain matches they were).
     A file written by a newer schema is refused rather than guessed at.
     """
     conn.execute("BEGIN IMMEDIATE")
@@ -394,8 +432,9 @@ class SqliteStore:
                     return stored.created
             conn.execute(
                 "INSERT INTO matches (match_id, game, rules_version, options, seats, server_seed,"
-                " commitment, move_clock_ms, presets, created_ms, request_id, token_key)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " commitment, move_clock_ms, presets, created_ms, request_id, token_key,"
+                " time_bank_ms, max_misses, forfeit, deal)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     created.match_id,
                     created.game,
@@ -409,6 +448,10 @@ class SqliteStore:
                     created.created_ms,
                     created.request_id or None,
                     created.token_key,
+                    created.time_bank_ms,
+                    created.max_misses,
+                    created.forfeit,
+                    created.deal,
                 ),
             )
             return created
@@ -516,6 +559,158 @@ class SqliteStore:
                 (since_ms,),
             ).fetchall()
             return [r[0] for r in rows]
+
+        return await self._submit(operation)
+
+    # ------------------------------------------------------------------ tournaments
+
+    async def put_bot(self, bot: BotCredential) -> None:
+        """Store a bot's token hash, replacing the one of the same name (case-insensitive)."""
+
+        def operation(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO bots (name_folded, name, token_hash, issued_ms) VALUES (?,?,?,?)"
+                " ON CONFLICT (name_folded) DO UPDATE SET name=excluded.name,"
+                " token_hash=excluded.token_hash, issued_ms=excluded.issued_ms",
+                (bot.name.casefold(), bot.name, bot.token_hash, bot.issued_ms),
+            )
+
+        await self._submit(operation)
+
+    async def bots(self) -> list[BotCredential]:
+        """Every bot with a token, in the order they were first issued."""
+
+        def operation(conn: sqlite3.Connection) -> list[BotCredential]:
+            rows = conn.execute("SELECT name, token_hash, issued_ms FROM bots ORDER BY rowid")
+            return [BotCredential(n, bytes(h), ms) for n, h, ms in rows.fetchall()]
+
+        return await self._submit(operation)
+
+    async def create_tournament(self, row: TournamentRow) -> TournamentRow:
+        """Store a tournament, or return the one made before with the same request id."""
+
+        def operation(conn: sqlite3.Connection) -> TournamentRow:
+            if row.request_id:
+                found = conn.execute(
+                    f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE request_id=?",
+                    (row.request_id,),
+                ).fetchone()
+                if found is not None:
+                    return _tournament(found)
+            conn.execute(
+                f"INSERT INTO tournaments ({_TOURNAMENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    row.tournament_id,
+                    row.request_id or None,
+                    _definition_json(row),
+                    row.seed,
+                    row.secret,
+                    row.created_ms,
+                    row.status,
+                    row.finished_ms,
+                ),
+            )
+            return row
+
+        return await self._submit(operation)
+
+    async def set_tournament_status(
+        self, tournament_id: str, status: str, finished_ms: int
+    ) -> None:
+        """Change a tournament's status."""
+        await self._submit(
+            lambda conn: conn.execute(
+                "UPDATE tournaments SET status=?, finished_ms=? WHERE tournament_id=?",
+                (status, finished_ms, tournament_id),
+            )
+        )
+
+    async def tournaments(self) -> list[TournamentRow]:
+        """Every tournament, oldest first."""
+
+        def operation(conn: sqlite3.Connection) -> list[TournamentRow]:
+            rows = conn.execute(
+                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments ORDER BY created_ms, rowid"
+            )
+            return [_tournament(r) for r in rows.fetchall()]
+
+        return await self._submit(operation)
+
+    async def put_fixture(self, fixture: FixtureMatch) -> None:
+        """Record the match of a fixture (the first record stays)."""
+        await self._submit(
+            lambda conn: conn.execute(
+                "INSERT INTO tournament_fixtures (tournament_id, fixture, match_id)"
+                " VALUES (?,?,?) ON CONFLICT DO NOTHING",
+                (fixture.tournament_id, fixture.fixture, fixture.match_id),
+            )
+        )
+
+    async def put_result(self, result: FixtureResult) -> None:
+        """Record a fixture's result (the first record stays)."""
+        text = json.dumps(
+            {
+                "scores": list(result.scores),
+                "ranks": list(result.ranks),
+                "utilities": list(result.utilities),
+                "termination": result.termination,
+                "misses": list(result.misses),
+                "rejected": list(result.rejected),
+                "forfeited": list(result.forfeited),
+                "rated": result.rated,
+            },
+            separators=(",", ":"),
+        )
+        await self._submit(
+            lambda conn: conn.execute(
+                "INSERT INTO tournament_fixtures (tournament_id, fixture, match_id, result)"
+                " VALUES (?,?,?,?) ON CONFLICT (tournament_id, fixture) DO UPDATE SET"
+                " result=excluded.result WHERE tournament_fixtures.result IS NULL",
+                (result.tournament_id, result.fixture, result.match_id, text),
+            )
+        )
+
+    async def fixtures(self, tournament_id: str) -> list[FixtureMatch]:
+        """The tournament's fixtures with a match, by number."""
+
+        def operation(conn: sqlite3.Connection) -> list[FixtureMatch]:
+            rows = conn.execute(
+                "SELECT fixture, match_id FROM tournament_fixtures WHERE tournament_id=?"
+                " ORDER BY fixture",
+                (tournament_id,),
+            )
+            return [FixtureMatch(tournament_id, f, m) for f, m in rows.fetchall()]
+
+        return await self._submit(operation)
+
+    async def results(self, tournament_id: str) -> list[FixtureResult]:
+        """The tournament's results, by fixture number."""
+
+        def operation(conn: sqlite3.Connection) -> list[FixtureResult]:
+            rows = conn.execute(
+                "SELECT fixture, match_id, result FROM tournament_fixtures"
+                " WHERE tournament_id=? AND result IS NOT NULL ORDER BY fixture",
+                (tournament_id,),
+            )
+            found = []
+            for fixture, match_id, text in rows.fetchall():
+                value = json.loads(text)
+                found.append(
+                    FixtureResult(
+                        tournament_id,
+                        fixture,
+                        match_id,
+                        tuple(int(x) for x in value["scores"]),
+                        tuple(int(x) for x in value["ranks"]),
+                        tuple(float(x) for x in value["utilities"]),
+                        str(value["termination"]),
+                        tuple(int(x) for x in value["misses"]),
+                        tuple(int(x) for x in value["rejected"]),
+                        tuple(bool(x) for x in value["forfeited"]),
+                        bool(value["rated"]),
+                    )
+                )
+            return found
 
         return await self._submit(operation)
 
@@ -736,11 +931,63 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
         future.set_exception(value)
 
 
+_TOURNAMENT_COLUMNS = (
+    "tournament_id, request_id, definition, seed, secret, created_ms, status, finished_ms"
+)
+
+
+def _definition_json(row: TournamentRow) -> str:
+    """The fixed part of a tournament (what its schedule derives from) as JSON."""
+    return json.dumps(
+        {
+            "name": row.name,
+            "game": row.game,
+            "options": [list(pair) for pair in row.options],
+            "format": row.format,
+            "participants": list(row.participants),
+            "seats": row.seats,
+            "rounds": row.rounds,
+            "max_matches": row.max_matches,
+            "move_clock_ms": row.move_clock_ms,
+            "time_bank_ms": row.time_bank_ms,
+            "max_misses": row.max_misses,
+            "forfeit": row.forfeit,
+        },
+        separators=(",", ":"),
+    )
+
+
+def _tournament(found: tuple[Any, ...]) -> TournamentRow:
+    tournament_id, request_id, definition, seed, secret, created_ms, status, finished_ms = found
+    value = json.loads(definition)
+    return TournamentRow(
+        tournament_id=tournament_id,
+        request_id=request_id or "",
+        name=str(value["name"]),
+        game=str(value["game"]),
+        options=tuple((str(k), str(v)) for k, v in value["options"]),
+        format=str(value["format"]),
+        participants=tuple(str(p) for p in value["participants"]),
+        seats=int(value["seats"]),
+        rounds=int(value["rounds"]),
+        max_matches=int(value["max_matches"]),
+        move_clock_ms=int(value["move_clock_ms"]),
+        time_bank_ms=int(value["time_bank_ms"]),
+        max_misses=int(value["max_misses"]),
+        forfeit=str(value["forfeit"]),
+        seed=bytes(seed),
+        secret=bytes(secret),
+        created_ms=created_ms,
+        status=status,
+        finished_ms=finished_ms,
+    )
+
+
 def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
     row = conn.execute(
         "SELECT game, rules_version, options, seats, server_seed, commitment, move_clock_ms,"
-        " presets, created_ms, finished_ms, final_hash, request_id, token_key, termination"
-        " FROM matches WHERE match_id=?",
+        " presets, created_ms, finished_ms, final_hash, request_id, token_key, termination,"
+        " time_bank_ms, max_misses, forfeit, deal FROM matches WHERE match_id=?",
         (match_id,),
     ).fetchone()
     if row is None:
@@ -760,6 +1007,10 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
         request_id,
         token_key,
         termination,
+        time_bank_ms,
+        max_misses,
+        forfeit,
+        deal,
     ) = row
     created = MatchCreated(
         match_id=match_id,
@@ -774,6 +1025,10 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
         created_ms=created_ms,
         request_id=request_id or "",
         token_key=bytes(token_key or b""),
+        time_bank_ms=time_bank_ms,
+        max_misses=max_misses,
+        forfeit=forfeit,
+        deal=deal,
     )
     joined = tuple(
         SeatJoined(

@@ -94,7 +94,7 @@ async def test_a_store_file_of_the_earlier_schema_loads_its_presets_as_the_first
     finally:
         await store.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     (stored,) = conn.execute("SELECT presets FROM matches WHERE match_id=?", (new.id,)).fetchone()
     assert stored.startswith('{"pack":[[')
     conn.close()
