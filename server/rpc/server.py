@@ -1,7 +1,9 @@
-"""Building and running the gRPC server: limits, interceptors, health, reflection, shutdown.
+"""Building and running the gRPC server: ``speeltafel serve`` and :func:`start_server`.
 
 gRPC Python protects nothing by default (no message cap below 4 MiB, unbounded metadata,
-exception text sent to clients), so every limit is set here explicitly.
+exception text sent to clients), so every limit is set explicitly: the server options,
+interceptors, health and reflection come from :mod:`speeltafel.server.rpc.embed`, the
+one path by which speeltafel's services get onto a server, its own or an embedder's.
 """
 
 from __future__ import annotations
@@ -14,42 +16,48 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import grpc
 import structlog
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from speeltafel.sdk.v1 import (
-    diagnostics_pb2,
-    diagnostics_pb2_grpc,
-    match_service_pb2,
-    match_service_pb2_grpc,
-)
+from speeltafel.sdk.v1 import diagnostics_pb2, diagnostics_pb2_grpc
 from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.engine.core import GameAny
-from speeltafel.server.rpc.errors import AuthInterceptor, ErrorInterceptor
-from speeltafel.server.rpc.limits import (
-    MAX_STREAMS_PER_CONNECTION,
-    LimitsConfig,
-    LimitsInterceptor,
-    limits_for_serve,
+from speeltafel.server.rpc.embed import (
+    MATCH_SERVICE,
+    MAX_CONCURRENT_RPCS,
+    MAX_METADATA_BYTES,
+    MAX_RECEIVE_BYTES,
+    MAX_SEND_BYTES,
+    Embedded,
+    StoreHealth,
+    add_speeltafel_services,
+    server_options,
+    speeltafel_interceptors,
 )
-from speeltafel.server.rpc.service import MatchService
-from speeltafel.server.rpc.standard import HealthServicer, enable_reflection
+from speeltafel.server.rpc.limits import LimitsConfig, limits_for_serve
 from speeltafel.server.store.base import MatchStore, StoreOpenError
 from speeltafel.server.store.memory import MemoryStore
 from speeltafel.server.store.sqlite import SqliteStore
 from speeltafel.server.wire.common import GameWire
 from speeltafel.server.wire.registry import WIRES
 
+__all__ = [  # also the names this module had before embedding moved them to embed.py
+    "MATCH_SERVICE",
+    "MAX_CONCURRENT_RPCS",
+    "MAX_METADATA_BYTES",
+    "MAX_RECEIVE_BYTES",
+    "MAX_SEND_BYTES",
+    "Running",
+    "StoreHealth",
+    "main",
+    "serve",
+    "start_server",
+]
+
 log = structlog.get_logger("speeltafel.server")
 
-MAX_RECEIVE_BYTES = 64 * 1024  # the largest legitimate request (a preset deck) is ~1 KiB
-MAX_SEND_BYTES = 4 * 1024 * 1024
-MAX_METADATA_BYTES = 8 * 1024
-MAX_CONCURRENT_RPCS = 4096
-MATCH_SERVICE = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 DIAGNOSTICS_SERVICE = diagnostics_pb2.DESCRIPTOR.services_by_name["DiagnosticsService"].full_name
 
 
@@ -68,75 +76,27 @@ class Diagnostics(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
             )
 
 
-class _Health(Protocol):
-    async def set(self, service: str, status: Any) -> None: ...
-
-
-class StoreHealth:
-    """gRPC health follows the store: NOT_SERVING while its writes fail, SERVING once one works.
-
-    Both "" and the MatchService follow it: a server that cannot store moves cannot serve
-    matches, and clients look at either name. The store tells every change on the event loop
-    (and probes on its own while writes fail), so health comes back without a client write.
-    """
-
-    def __init__(self, store: MatchStore, health: _Health) -> None:
-        self._health = health
-        self._shown = True  # start_server has just set SERVING
-        self._wanted = True
-        self._stopped = False
-        self._task: asyncio.Future[None] | None = None
-        store.add_health_listener(self._changed)
-        if not store.writable:
-            self._changed(False)
-
-    def _changed(self, writable: bool) -> None:
-        if writable:
-            log.info("store_writable_again")
-        else:
-            log.warning("store_unwritable", hint="disk full, read-only or I/O errors")
-        self._wanted = writable
-        if self._task is None or self._task.done():
-            self._task = asyncio.ensure_future(self._apply())
-
-    async def _apply(self) -> None:
-        # One task applies the latest wish, so quick flips can never land out of order.
-        while self._shown != self._wanted and not self._stopped:
-            self._shown = self._wanted
-            status = health_pb2.HealthCheckResponse.SERVING
-            if not self._shown:
-                status = health_pb2.HealthCheckResponse.NOT_SERVING
-            for service in ("", MATCH_SERVICE):
-                if self._stopped:
-                    return
-                await self._health.set(service, status)
-
-    def stop(self) -> None:
-        """From now on the server is going away: no store news may set SERVING again."""
-        self._stopped = True
-
-
 @dataclass
 class Running:
     """A started server and what it needs to stop cleanly."""
 
     server: grpc.aio.Server
     port: int
-    runtime: MatchRuntime
-    store: MatchStore
-    health: HealthServicer
+    embedded: Embedded
 
-    store_health: StoreHealth | None = None
+    @property
+    def runtime(self) -> MatchRuntime:
+        return self.embedded.runtime
+
+    @property
+    def store(self) -> MatchStore:
+        return self.embedded.store
 
     async def stop(self, grace: float = 5.0) -> None:
         """NOT_SERVING first, then let in-flight calls finish, then close the store."""
-        if self.store_health is not None:
-            self.store_health.stop()
-        await self.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
-        await self.health.set(MATCH_SERVICE, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.embedded.stopping()
         await self.server.stop(grace)
-        await self.runtime.close()
-        await self.store.close()
+        await self.embedded.close()
 
 
 async def start_server(
@@ -156,47 +116,30 @@ async def start_server(
     ``games``: the games offered, by id (default: the engine's registry; ignored when a
     ``runtime`` is given, which has its own); ``wires``: the wire of each of them by game id
     (default: the wire registry). A game without a wire is refused here, not at its first
-    view."""
+    view.
+
+    The same path as an embedder's (:mod:`speeltafel.server.rpc.embed`), on a server built
+    here for speeltafel alone: its interceptors are server-wide, so every service added to
+    it (``embedded.add_service``) passes them."""
     runtime = runtime or MatchRuntime(store, config, games=games)
-    unwired = sorted(g.info.game_id for g in runtime.games() if g.info.game_id not in wires)
-    if unwired:
-        raise ValueError(f"no wire for the game(s) {', '.join(unwired)}")
-    await runtime.recover()
     server = grpc.aio.server(
         # Limits first: a refused call costs no handler work (see rpc/limits.py).
-        interceptors=[
-            LimitsInterceptor(limits),
-            ErrorInterceptor(),
-            AuthInterceptor(runtime.authenticate),
-        ],
-        options=[
-            # A stale server must never share a port with a fresh one (tests bind port 0).
-            ("grpc.so_reuseport", 0),
-            ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
-            ("grpc.max_send_message_length", MAX_SEND_BYTES),
-            ("grpc.max_metadata_size", MAX_METADATA_BYTES),
-            ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
-            ("grpc.keepalive_time_ms", 30_000),
-            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-        ],
+        interceptors=speeltafel_interceptors(runtime, limits),
+        options=server_options(),
         maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
     )
-    # The generated registration functions are untyped (the one seam with generated code).
-    match_service_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(runtime, wires), server)  # type: ignore[no-untyped-call]
-    services = [MATCH_SERVICE, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
+    embedded = add_speeltafel_services(
+        server, store=store, runtime=runtime, wires=wires, interceptors="server"
+    )
     if diagnostics:
-        diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(Diagnostics(), server)  # type: ignore[no-untyped-call]
-        services.append(DIAGNOSTICS_SERVICE)
-    health = HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    enable_reflection(server, services)
+        embedded.add_service(
+            diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server, Diagnostics()
+        )
+    await embedded.start()
     bound = server.add_insecure_port(f"{host}:{port}")
     await server.start()
-    await health.set("", health_pb2.HealthCheckResponse.SERVING)
-    await health.set(MATCH_SERVICE, health_pb2.HealthCheckResponse.SERVING)
-    store_health = StoreHealth(store, health)
     log.info("serving", host=host, port=bound, games=[g.info.game_id for g in runtime.games()])
-    return Running(server, bound, runtime, store, health, store_health)
+    return Running(server, bound, embedded)
 
 
 def configure_logging(level: str = "info") -> None:
