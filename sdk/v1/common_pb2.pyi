@@ -38,14 +38,16 @@ class Action(_message.Message):
     def __init__(self, take5: _Optional[_Union[_take5_pb2.Take5Action, _Mapping]] = ..., karel_kakelaar: _Optional[_Union[_karel_kakelaar_pb2.KarelKakelaarAction, _Mapping]] = ..., sneaky_bastard: _Optional[_Union[_sneaky_bastard_pb2.SneakyBastardAction, _Mapping]] = ..., beverbende: _Optional[_Union[_beverbende_pb2.BeverbendeAction, _Mapping]] = ..., alles_klar: _Optional[_Union[_alles_klar_pb2.AllesKlarAction, _Mapping]] = ...) -> None: ...
 
 class Clock(_message.Message):
-    __slots__ = ("move_clock_ms", "deadline_unix_ms", "remaining_ms")
+    __slots__ = ("move_clock_ms", "deadline_unix_ms", "remaining_ms", "time_bank_ms")
     MOVE_CLOCK_MS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     REMAINING_MS_FIELD_NUMBER: _ClassVar[int]
+    TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
     move_clock_ms: int
     deadline_unix_ms: int
     remaining_ms: int
-    def __init__(self, move_clock_ms: _Optional[int] = ..., deadline_unix_ms: _Optional[int] = ..., remaining_ms: _Optional[int] = ...) -> None: ...
+    time_bank_ms: int
+    def __init__(self, move_clock_ms: _Optional[int] = ..., deadline_unix_ms: _Optional[int] = ..., remaining_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ...) -> None: ...
 
 class Outcome(_message.Message):
     __slots__ = ("scores", "ranks", "utilities", "termination")
@@ -126,7 +128,7 @@ class SeatRecord(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., name: _Optional[str] = ..., entropy: _Optional[bytes] = ...) -> None: ...
 
 class MatchRecord(_message.Message):
-    __slots__ = ("match_id", "game", "rules_version", "options", "seats", "server_seed", "commitment", "shuffle_key", "seat_records", "preset_deck", "preset_decks", "actions", "outcome", "final_state_sha256", "move_clock_ms", "created_unix_ms", "started_unix_ms", "finished_unix_ms")
+    __slots__ = ("match_id", "game", "rules_version", "options", "seats", "server_seed", "commitment", "shuffle_key", "seat_records", "preset_deck", "preset_decks", "actions", "outcome", "final_state_sha256", "move_clock_ms", "created_unix_ms", "started_unix_ms", "finished_unix_ms", "deal")
     class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -152,6 +154,7 @@ class MatchRecord(_message.Message):
     CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     FINISHED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    DEAL_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     game: str
     rules_version: int
@@ -170,7 +173,8 @@ class MatchRecord(_message.Message):
     created_unix_ms: int
     started_unix_ms: int
     finished_unix_ms: int
-    def __init__(self, match_id: _Optional[str] = ..., game: _Optional[str] = ..., rules_version: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ..., seats: _Optional[int] = ..., server_seed: _Optional[bytes] = ..., commitment: _Optional[str] = ..., shuffle_key: _Optional[bytes] = ..., seat_records: _Optional[_Iterable[_Union[SeatRecord, _Mapping]]] = ..., preset_deck: _Optional[bool] = ..., preset_decks: _Optional[_Iterable[_Union[DeckOrder, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[RecordedAction, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., final_state_sha256: _Optional[str] = ..., move_clock_ms: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., finished_unix_ms: _Optional[int] = ...) -> None: ...
+    deal: str
+    def __init__(self, match_id: _Optional[str] = ..., game: _Optional[str] = ..., rules_version: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ..., seats: _Optional[int] = ..., server_seed: _Optional[bytes] = ..., commitment: _Optional[str] = ..., shuffle_key: _Optional[bytes] = ..., seat_records: _Optional[_Iterable[_Union[SeatRecord, _Mapping]]] = ..., preset_deck: _Optional[bool] = ..., preset_decks: _Optional[_Iterable[_Union[DeckOrder, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[RecordedAction, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., final_state_sha256: _Optional[str] = ..., move_clock_ms: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., finished_unix_ms: _Optional[int] = ..., deal: _Optional[str] = ...) -> None: ...
 
 class DeckOrder(_message.Message):
     __slots__ = ("cards", "deck")
