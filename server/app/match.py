@@ -15,6 +15,18 @@ filled) or "abandoned" (the clock ran out several periods in a row with nobody a
 early end has an outcome with no scores or ranks and a utility of 0 for every seat
 (:meth:`Match.end`); it is stored in the finished row, so replay ends the match the same way.
 
+Clock policy (tournaments): besides the move clock a seat may have a time bank, spent by
+the time a move takes beyond the move clock: a seat's deadline is the start of its decision
+plus the move clock plus what is left of its bank. Both are derived from the logged server
+times (the row's ``server_ms`` against the start of the decision it ends), so replay
+rebuilds every bank. A clock default is a *miss*; after ``max_misses`` misses a seat has
+*forfeited*: under "autoplay" its later decisions are due at once (defaulted as soon as
+they begin; those defaults are not misses and do not count as idle periods, so they never
+make a match "abandoned"); under "lose" the runtime ends the match with the termination
+"forfeit" (:meth:`Match.end`): the seat ranks last alone with utility -1, the others share
+rank 1 and the rest of the utility. Moves the engine refused are counted per seat in
+:attr:`Match.rejected` (memory only: they change nothing in the log).
+
 Staleness: a seat's decision begins at the version where it entered ``to_act`` (or where its
 own previous action left it still to act). An action chosen from any view at or after that
 version is current: other seats' sealed commitments change nothing about this seat's choice,
@@ -72,6 +84,7 @@ class Snapshot:
     to_act: tuple[int, ...]
     deadlines: tuple[int, ...]  # per seat, server unix ms; 0 when not acting
     outcome: Outcome | None
+    banks: tuple[int, ...] = ()  # per seat: time bank left, ms
     # What the transport derives once per version and shares among subscribers (the public
     # part of the views); not part of the snapshot's value.
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -173,6 +186,11 @@ class Match:
         self.outcome: Outcome | None = None
         self.termination = "normal"
         self.idle_periods = 0  # clock periods in a row that expired with nobody acting
+        seats = created.seats
+        self.banks = [created.time_bank_ms] * seats  # per seat: time bank left, ms
+        self.misses = [0] * seats  # per seat: clock defaults before any forfeit
+        self.forfeited = [False] * seats
+        self.rejected = [0] * seats  # per seat: moves the engine refused (memory only)
         self._idle_deadline: int | None = None
         # Set by the runtime: ``stale`` when the log may be ahead of this object (a conflict
         # whose reload failed), ``replaced`` once a fresh object from the log took its place.
@@ -225,9 +243,26 @@ class Match:
         return tuple(self.game.to_act(self.state))
 
     def deadline(self, seat: int) -> int:
-        """Server unix ms by which ``seat`` must act; 0 when it need not."""
+        """Server unix ms by which ``seat`` must act; 0 when it need not.
+
+        The start of its decision plus the move clock plus its time bank; a seat that has
+        forfeited under "autoplay" is due at once."""
         since = self.acting_since.get(seat)
-        return 0 if since is None else since[1] + self.created.move_clock_ms
+        if since is None:
+            return 0
+        if self.forfeited[seat]:
+            return since[1]
+        return since[1] + self.created.move_clock_ms + self.banks[seat]
+
+    @property
+    def forfeit_due(self) -> bool:
+        """A seat has forfeited under the "lose" policy and the match still runs."""
+        return (
+            self.created.forfeit == "lose"
+            and any(self.forfeited)
+            and self.termination == "normal"
+            and self.outcome is None
+        )
 
     def final_hash(self) -> str:
         """Hex SHA-256 of the engine's canonical encoding of the current state ("" before the
@@ -274,7 +309,11 @@ class Match:
         self.actions.append(row)
         self.requests[(row.seat, row.request_id)] = row
         self.version = row.seq + 1
-        if not row.clock_default:
+        autoplayed = row.clock_default and self.forfeited[row.seat]
+        self._spend(row)
+        if autoplayed:
+            pass  # a forfeited seat's default: neither a miss nor an idle period
+        elif not row.clock_default:
             self.idle_periods, self._idle_deadline = 0, None
         else:
             # One period per deadline: seats defaulted together at one expiry count once. The
@@ -285,14 +324,41 @@ class Match:
             self._idle_deadline = deadline
         self._advance(state, actor=row.seat, now_ms=row.server_ms)
 
+    def _spend(self, row: ActionRow) -> None:
+        """The time bank and misses of the seat whose decision ``row`` ends."""
+        seat = row.seat
+        since = self.acting_since.get(seat)
+        if since is not None and not self.forfeited[seat]:
+            over = row.server_ms - since[1] - self.created.move_clock_ms
+            if over > 0:
+                self.banks[seat] -= min(over, self.banks[seat])
+        if row.clock_default and not self.forfeited[seat]:
+            self.misses[seat] += 1
+            limit = self.created.max_misses
+            if limit and self.misses[seat] >= limit:
+                self.forfeited[seat] = True
+
     def end(self, termination: str) -> None:
-        """End the match early ("expired" or "abandoned"): no scores, no ranks, utility 0.
+        """End the match early: "expired" or "abandoned" (no scores, no ranks, utility 0),
+        or "forfeit" (the seat that forfeited ranks last alone with utility -1, the others
+        share rank 1 and utility 1 / (seats - 1); every score 0).
 
         The end is a version of its own (one above the last), so a client that has seen the
         running match at version v learns of the end as v + 1 like any other change, and a
         stream resumed at v gets the final view."""
         self.termination = termination
-        self.outcome = Outcome((), (), (0.0,) * self.created.seats, termination)
+        seats = self.created.seats
+        if termination == "forfeit" and any(self.forfeited):
+            loser = self.forfeited.index(True)
+            share = 1.0 / (seats - 1) if seats > 1 else 0.0
+            self.outcome = Outcome(
+                (0,) * seats,
+                tuple(seats if s == loser else 1 for s in range(seats)),
+                tuple(-1.0 if s == loser else share for s in range(seats)),
+                termination,
+            )
+        else:
+            self.outcome = Outcome((), (), (0.0,) * seats, termination)
         self.acting_since = {}
         self.version += 1
         self.history.append(self._snapshot())
@@ -323,7 +389,13 @@ class Match:
     def _snapshot(self) -> Snapshot:
         deadlines = tuple(self.deadline(s) for s in range(self.created.seats))
         return Snapshot(
-            self.version, self.status, self.state, self.to_act(), deadlines, self.outcome
+            self.version,
+            self.status,
+            self.state,
+            self.to_act(),
+            deadlines,
+            self.outcome,
+            tuple(self.banks),
         )
 
     # ------------------------------------------------------------------ rebuilding

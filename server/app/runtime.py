@@ -82,7 +82,10 @@ from speeltafel.server.app.match import CLOCK_PREFIX, Match, Outbox, clock_reque
 from speeltafel.server.engine.core import (
     GameAny,
     GameOver,
+    IllegalAction,
+    InvalidAction,
     InvalidOptions,
+    NotYourTurn,
     Presets,
     Rng,
     clip,
@@ -255,6 +258,24 @@ class MatchRuntime:
         self._create_requests: dict[str, str] = {}  # request id -> match id, in memory
         self._counted: dict[str, str] = {}  # match id -> "waiting" or "running"
         self._counts: dict[str, int] = {"waiting": 0, "running": 0}
+        self.finish_listeners: list[Callable[[Match], None]] = []
+        """Called with a match once its end is stored (never for a match that ended before
+        this process started: whoever needs those reads them at start). They run in the
+        runtime's task; they must not block or raise."""
+        self.seal: Callable[[Match], bool] | None = None
+        """Whether a match's record (and its spectators' view) is withheld for now: the
+        tournament director seals the matches of a duplicate set until the set has ended."""
+
+    def sealed(self, match: Match) -> bool:
+        """Whether ``match`` is sealed (see :attr:`seal`)."""
+        return self.seal is not None and self.seal(match)
+
+    def _finished(self, match: Match) -> None:
+        for listener in list(self.finish_listeners):
+            try:
+                listener(match)
+            except Exception:
+                log.exception("finish_listener_failed", match_id=match.id)
 
     @property
     def waiting_matches(self) -> int:
@@ -462,8 +483,20 @@ class MatchRuntime:
         move_clock_ms: int = 0,
         presets: Presets = (),
         request_id: str = "",
+        *,
+        seed: bytes | None = None,
+        time_bank_ms: int = 0,
+        max_misses: int = 0,
+        forfeit: str = "",
+        deal: str = "",
     ) -> Created:
         """A new match waiting for its seats, with a fresh secret seed and its commitment.
+
+        The keyword-only parameters are the tournament director's, never a client's (the
+        public CreateMatch passes none of them): ``seed`` a given server seed (the matches
+        of a duplicate set share theirs; an organiser's seed makes a tournament
+        reproducible), the clock policy (``time_bank_ms``, ``max_misses``, ``forfeit``:
+        "autoplay" or "lose"), and ``deal``, how the decks were made, for the record.
 
         With a ``request_id``, the same request again gets the same match (duplicate=True),
         also after a restart; other parameters under that id are RequestIdReused.
@@ -485,7 +518,10 @@ class MatchRuntime:
                 f"{self.config.max_move_clock_ms}",
                 "move_clock_ms",
             )
-        seed = secrets.token_bytes(32)
+        if forfeit not in ("", "autoplay", "lose"):
+            raise BadRequest("forfeit must be autoplay or lose", "forfeit")
+        if seed is None:
+            seed = secrets.token_bytes(32)
         created = MatchCreated(
             match_id=secrets.token_hex(8),
             game=game_id,
@@ -499,6 +535,10 @@ class MatchRuntime:
             created_ms=self.clock.now_ms(),
             request_id=request_id,
             token_key=secrets.token_bytes(32),
+            time_bank_ms=time_bank_ms,
+            max_misses=max_misses,
+            forfeit=forfeit if max_misses else "",
+            deal=deal,
         )
         known = self._create_requests.get(request_id) if request_id else None
         if known is not None:
@@ -696,9 +736,13 @@ class MatchRuntime:
             if match.status == "finished":
                 raise GameOver("the match is over")
             match.check_version(seat, expected_version)
-            return await self._commit(
-                match, seat, action, text, request_id, clock_default=False, on_ack=on_ack
-            )
+            try:
+                return await self._commit(
+                    match, seat, action, text, request_id, clock_default=False, on_ack=on_ack
+                )
+            except (IllegalAction, NotYourTurn, InvalidAction):
+                match.rejected[seat] += 1  # the tournament's count of refused moves
+                raise
 
     @staticmethod
     def _repeat(stored: ActionRow, text: str) -> Ack:
@@ -799,6 +843,7 @@ class MatchRuntime:
             actions=len(match.actions),
         )
         self._schedule_eviction(match)
+        self._finished(match)
 
     async def _end(self, match: Match, termination: str) -> None:
         """End a match early: the finished row first, then memory (the lock is held)."""
@@ -821,6 +866,7 @@ class MatchRuntime:
         match.publish()
         self._arm_timer(match)
         self._schedule_eviction(match)
+        self._finished(match)
 
     # ------------------------------------------------------------------ clocks
 
@@ -894,7 +940,7 @@ class MatchRuntime:
             return
         limit = self.config.abandon_after_periods
         while match.status == "running" and not self._closing:
-            if limit and match.idle_periods >= limit:
+            if (limit and match.idle_periods >= limit) or match.forfeit_due:
                 break
             now = self.clock.now_ms()
             overdue = [s for s in match.to_act() if 0 < match.deadline(s) <= now]
@@ -911,7 +957,9 @@ class MatchRuntime:
                 clock_request_id(match.version, match.deadline(seat)),
                 clock_default=True,
             )
-        if limit and match.status == "running" and match.idle_periods >= limit:
+        if match.status == "running" and match.forfeit_due:
+            await self._end(match, "forfeit")
+        elif limit and match.status == "running" and match.idle_periods >= limit:
             await self._end(match, "abandoned")
         if match.outcome is not None and match.finished is None:
             await self._store_finish(match)
