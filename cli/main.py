@@ -105,6 +105,12 @@ def _run(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from speeltafel.cli.verify import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``speeltafel``."""
     parser = argparse.ArgumentParser(
@@ -182,6 +188,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, default=8, help="matches at once")
     run.add_argument("--results", default="var/results.json", help="where to write JSON results")
     run.set_defaults(handler=_run)
+
+    check = commands.add_parser(
+        "verify",
+        help="verify match records: seed, deal, every action, final state hash",
+        description="Check finished matches' records without trusting the server: the seed "
+        "against its commitment, the deal recomputed from seed and entropy, every action "
+        "replayed, the final state hash and the outcome. Exit status 0: all verify.",
+    )
+    check.add_argument(
+        "records",
+        nargs="+",
+        metavar="RECORD",
+        help="a record file (JSON, JSON Lines or binary MatchRecord) or a match id",
+    )
+    check.add_argument("--server", help="HOST:PORT to fetch match ids from (127.0.0.1:50051)")
+    check.add_argument("--quiet", action="store_true", help="print only failures and a total")
+    check.set_defaults(handler=_verify)
     return parser
 
 
