@@ -1,4 +1,5 @@
-"""The MatchStore contract, held to both stores: the same answers from memory and SQLite."""
+"""The MatchStore contract, held to every store: the same answers from memory, SQLite and
+PostgreSQL (a real server, see conftest.py; skipped with the reason when there is none)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,19 @@ from speeltafel.server.store.sqlite import SqliteStore
 Factory = Callable[[], MatchStore]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[MatchStore]:
-    made: MatchStore = (
-        MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "s.db")
-    )
+    made: MatchStore
+    if request.param == "memory":
+        made = MemoryStore()
+    elif request.param == "sqlite":
+        made = SqliteStore(tmp_path / "s.db")
+    else:
+        # Imported here: psycopg is an optional extra, and the fixture skips without it.
+        url = request.getfixturevalue("postgres_url")
+        from speeltafel.server.store.postgres import PostgresStore
+
+        made = await PostgresStore.open(url)
     try:
         yield made
     finally:
