@@ -51,8 +51,10 @@ from loadtests.players import (  # noqa: E402
     reporting_client,
 )
 from speeltafel.bots.registry import bots_for, make_bot  # noqa: E402
+from speeltafel.sdk.client import Client  # noqa: E402
 
 TABLES: TableMaker | None = None
+SHARED: Client | None = None  # --shared-channel: the one client of every user
 ACKS: list[Ack] = []
 MATCHES: dict[str, dict[str, Any]] = {}  # match id -> game, seats, finished
 LOCK = threading.Lock()  # greenlets switch only on I/O; this keeps the logs consistent anyway
@@ -70,6 +72,12 @@ def _arguments(parser: Any) -> None:
     parser.add_argument("--games", default="", help="comma-separated game ids (default: all)")
     parser.add_argument("--ack-log", default="", help="JSON lines of acknowledged actions")
     parser.add_argument("--match-log", default="", help="JSON of the matches created")
+    parser.add_argument("--summary-json", default="", help="the final statistics as JSON")
+    parser.add_argument(
+        "--shared-channel",
+        action="store_true",
+        help="every user on one connection (one tournament runner playing many seats)",
+    )
     parser.add_argument("--table-seed", type=int, default=None, help="seed of the seat counts")
 
 
@@ -88,8 +96,13 @@ def _stopping(**_: Any) -> None:
         TABLES.stopping = True
 
 
-@events.test_stop.add_listener
+@events.quitting.add_listener
 def _write_logs(environment: Environment, **_: Any) -> None:
+    """Every user has stopped: write the ack log, the match log and the final summary.
+
+    The summary is read from Locust's own statistics at this point, so it holds every
+    request, also those of the matches users finished after the run time was up (Locust's
+    CSV writer works on an interval, and its last files can miss the final second)."""
     options = environment.parsed_options
     if options is None:
         return
@@ -100,6 +113,28 @@ def _write_logs(environment: Environment, **_: Any) -> None:
                     out.write(json.dumps(dataclasses.asdict(ack)) + "\n")
         if options.match_log:
             Path(options.match_log).write_text(json.dumps(MATCHES, indent=1, sort_keys=True))
+    if options.summary_json and environment.runner is not None:
+        stats = environment.runner.stats
+        entries = [
+            {
+                "kind": entry.method,
+                "name": entry.name,
+                "requests": entry.num_requests,
+                "failures": entry.num_failures,
+                "p50": entry.get_response_time_percentile(0.5),
+                "p99": entry.get_response_time_percentile(0.99),
+                "seconds": max(0.0, (entry.last_request_timestamp or 0) - entry.start_time),
+            }
+            for entry in stats.entries.values()
+        ]
+        errors = [
+            {"kind": e.method, "name": e.name, "error": str(e.error), "count": e.occurrences}
+            for e in stats.errors.values()
+        ]
+        seconds = max(0.0, (stats.total.last_request_timestamp or 0) - stats.total.start_time)
+        Path(options.summary_json).write_text(
+            json.dumps({"seconds": seconds, "entries": entries, "errors": errors}, indent=1)
+        )
 
 
 class BotUser(User):
@@ -108,7 +143,13 @@ class BotUser(User):
     def on_start(self) -> None:
         options = self.environment.parsed_options
         self.fire = self.environment.events.request.fire
-        self.client = reporting_client(self.host or "127.0.0.1:50051", self.fire)
+        global SHARED
+        target = self.host or "127.0.0.1:50051"
+        if options.shared_channel:
+            SHARED = SHARED or reporting_client(target, self.fire)
+            self.client = SHARED
+        else:
+            self.client = reporting_client(target, self.fire)
         self.bot_names = [b for b in (options.bots.split(",") if options.bots else []) if b]
         games = self.client.list_games()
         assert TABLES is not None
@@ -116,7 +157,8 @@ class BotUser(User):
         self.name = f"locust-{id(self):x}"[-16:]
 
     def on_stop(self) -> None:
-        self.client.close()
+        if self.client is not SHARED:
+            self.client.close()
 
     @task
     def play_a_match(self) -> None:
