@@ -1,0 +1,439 @@
+"""The LobbyService and TournamentService servicers: proto in, director and lobby, proto out.
+
+:func:`add_tournament_services` puts both on a server beside the match service (under the
+same interceptors, so the lobby stream counts against the stream limits of its peer and
+its bot token like a Play stream) and returns a :class:`TournamentServices` handle whose
+:meth:`~TournamentServices.start` (after the runtime has recovered its matches) loads the
+tournaments and starts the director, and :meth:`~TournamentServices.close` stops it.
+
+Organiser calls need ``authorization: Bearer <organiser token>``, compared in constant
+time; a server always has one (``speeltafel serve`` generates one when none is given and
+writes it beside the database, see :func:`organiser_token_file`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import math
+import os
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from speeltafel.sdk.v1 import tournament_pb2, tournament_pb2_grpc
+from speeltafel.server.app.errors import BadRequest, Refused, Unauthenticated
+from speeltafel.server.app.runtime import MatchRuntime
+from speeltafel.server.rpc.errors import bearer_token
+from speeltafel.server.rpc.service import _record
+from speeltafel.server.store.base import FixtureResult, TournamentStore
+from speeltafel.server.tournament.director import (
+    Director,
+    Event,
+    Tournament,
+    TournamentSpec,
+)
+from speeltafel.server.tournament.formats import Format
+from speeltafel.server.tournament.lobby import REPLACED, Assignment, Lobby, Replaced
+from speeltafel.server.tournament.results import Standings
+
+Context: TypeAlias = Any  # grpc's servicer context is untyped at this one seam
+
+FORMATS = {
+    tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN: Format.ROUND_ROBIN,
+    tournament_pb2.TOURNAMENT_FORMAT_GAUNTLET: Format.GAUNTLET,
+    tournament_pb2.TOURNAMENT_FORMAT_DUPLICATE: Format.DUPLICATE,
+}
+FORMAT_NUMBERS = {value: key for key, value in FORMATS.items()}
+FORFEITS = {
+    tournament_pb2.FORFEIT_POLICY_UNSPECIFIED: "autoplay",
+    tournament_pb2.FORFEIT_POLICY_AUTOPLAY: "autoplay",
+    tournament_pb2.FORFEIT_POLICY_LOSE: "lose",
+}
+FORFEIT_NUMBERS = {"autoplay": tournament_pb2.FORFEIT_POLICY_AUTOPLAY, "lose": 2}
+STATUSES = {
+    "waiting": tournament_pb2.TOURNAMENT_STATUS_WAITING,
+    "running": tournament_pb2.TOURNAMENT_STATUS_RUNNING,
+    "finished": tournament_pb2.TOURNAMENT_STATUS_FINISHED,
+    "cancelled": tournament_pb2.TOURNAMENT_STATUS_CANCELLED,
+}
+MAX_PARTICIPANTS = 256
+MAX_OPTIONS = 16
+MAX_OPTION_CHARS = 64
+LOBBY_SERVICE = tournament_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
+TOURNAMENT_SERVICE = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name
+
+
+def organiser_token_file(db: str | os.PathLike[str]) -> Path:
+    """Where ``speeltafel serve`` writes a generated organiser token: ``<db>.organiser-token``."""
+    return Path(f"{os.fspath(db)}.organiser-token")
+
+
+def write_organiser_token(path: Path) -> str:
+    """The organiser token kept in ``path``: the one written there before (a restarted
+    server keeps its token, so tools that read it go on working), else a new one written
+    there, readable by its owner only."""
+    with contextlib.suppress(FileNotFoundError):
+        kept = path.read_text().strip()
+        if kept:
+            return kept
+    token = secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(token + "\n")
+    return token
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+def tournament_to_proto(tournament: Tournament) -> tournament_pb2.Tournament:
+    """The proto's Tournament (counts as of now)."""
+    row = tournament.row
+    return tournament_pb2.Tournament(
+        tournament_id=row.tournament_id,
+        name=row.name,
+        game=row.game,
+        options=dict(row.options),
+        format=FORMAT_NUMBERS[Format(row.format)],
+        participants=list(row.participants),
+        seats=row.seats,
+        clock=tournament_pb2.ClockPolicy(
+            move_clock_ms=row.move_clock_ms,
+            time_bank_ms=row.time_bank_ms,
+            max_misses=row.max_misses,
+            forfeit=FORFEIT_NUMBERS.get(row.forfeit, 0),  # type: ignore[arg-type]
+        ),
+        status=STATUSES[row.status],
+        matches_total=len(tournament.schedule),
+        matches_finished=len(tournament.results),
+        matches_running=len(tournament.running),
+        created_unix_ms=row.created_ms,
+        finished_unix_ms=row.finished_ms,
+        seeded=bool(row.seed),
+    )
+
+
+def match_to_proto(
+    tournament: Tournament, fixture: int, match_id: str, result: FixtureResult | None
+) -> tournament_pb2.TournamentMatch:
+    """The proto's TournamentMatch of one fixture (with its outcome when ``result``)."""
+    scheduled = tournament.schedule[fixture]
+    message = tournament_pb2.TournamentMatch(
+        fixture=fixture,
+        match_id=match_id,
+        lineup=list(scheduled.lineup),
+        duplicate_set=scheduled.duplicate_set,
+    )
+    if result is not None:
+        message.outcome.scores.extend(result.scores)
+        message.outcome.ranks.extend(result.ranks)
+        message.outcome.utilities.extend(result.utilities)
+        message.outcome.termination = result.termination
+        message.misses.extend(result.misses)
+        message.rejected.extend(result.rejected)
+    return message
+
+
+def _finite(value: float) -> float:
+    """NaN (an interval of fewer than two matches) travels as 0: proto readers in other
+    languages print NaN badly, and a zero half-width with one match says the same."""
+    return 0.0 if math.isnan(value) else value
+
+
+def standings_to_proto(
+    tournament: Tournament, standings: Standings, score_name: str
+) -> tournament_pb2.Standings:
+    """The proto's Standings."""
+    return tournament_pb2.Standings(
+        tournament_id=tournament.id,
+        game=tournament.row.game,
+        score_name=score_name,
+        lower_is_better=standings.lower_is_better,
+        matches_counted=standings.matches_counted,
+        rows=[
+            tournament_pb2.Standing(
+                place=row.place,
+                participant=row.participant,
+                matches=row.matches,
+                rating=row.rating,
+                mu=row.mu,
+                sigma=row.sigma,
+                mean_utility=_finite(row.mean_utility),
+                utility_ci95=_finite(row.utility_ci95),
+                mean_score=_finite(row.mean_score),
+                misses=row.misses,
+                rejected=row.rejected,
+                forfeits=row.forfeits,
+            )
+            for row in standings.rows
+        ],
+        crosstable=[
+            tournament_pb2.Pairing(
+                participant=pair.participant,
+                opponent=pair.opponent,
+                matches=pair.matches,
+                mean_utility=_finite(pair.mean_utility),
+                utility_ci95=_finite(pair.utility_ci95),
+            )
+            for pair in standings.crosstable
+        ],
+    )
+
+
+def assignment_to_proto(assignment: Assignment) -> tournament_pb2.SeatAssignment:
+    """The proto's SeatAssignment."""
+    return tournament_pb2.SeatAssignment(
+        tournament_id=assignment.tournament_id,
+        match_id=assignment.match_id,
+        seat=assignment.seat,
+        token=assignment.token,
+        game=assignment.game,
+        options=dict(assignment.options),
+        seats=assignment.seats,
+        move_clock_ms=assignment.move_clock_ms,
+        time_bank_ms=assignment.time_bank_ms,
+        fixture=assignment.fixture,
+        resumed=assignment.resumed,
+    )
+
+
+# --------------------------------------------------------------------------- servicers
+
+
+class LobbyService(tournament_pb2_grpc.LobbyServiceServicer):
+    """One Connect stream per bot: Register, then seat assignments pushed."""
+
+    def __init__(self, lobby: Lobby) -> None:
+        self.lobby = lobby
+
+    async def Connect(
+        self, request_iterator: AsyncIterator[tournament_pb2.ConnectRequest], context: Context
+    ) -> AsyncIterator[tournament_pb2.ConnectResponse]:
+        name = self.lobby.authenticate(bearer_token(context.invocation_metadata()))
+        first = await anext(aiter(request_iterator), None)
+        if first is None:
+            return
+        if first.WhichOneof("kind") != "register":
+            raise BadRequest("the first message of Connect must be register", "register_first")
+        connection = self.lobby.connect(name)
+        try:
+            registration = self._register(connection, first.register)
+            yield tournament_pb2.ConnectResponse(
+                registered=tournament_pb2.Registered(
+                    bot_name=name,
+                    max_concurrent=registration.max_concurrent,
+                    games=sorted(registration.games),
+                )
+            )
+            reader = asyncio.ensure_future(self._read(request_iterator, connection))
+            try:
+                while True:
+                    item = await connection.next()
+                    if item is REPLACED:
+                        raise Replaced(
+                            "this bot connected again (or its token was issued anew): this"
+                            " stream ends",
+                        )
+                    if isinstance(item, Assignment):
+                        yield tournament_pb2.ConnectResponse(assignment=assignment_to_proto(item))
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
+        finally:
+            self.lobby.disconnect(connection)
+
+    def _register(self, connection: Any, register: tournament_pb2.Register) -> Any:
+        return self.lobby.register(
+            connection,
+            list(register.games),
+            register.max_concurrent,
+            register.entropy,
+            register.client,
+        )
+
+    async def _read(
+        self, requests: AsyncIterator[tournament_pb2.ConnectRequest], connection: Any
+    ) -> None:
+        """Later Register messages change what the bot offers; anything else is ignored
+        (a stream whose reading fails just stops reading: the assignments go on)."""
+        with contextlib.suppress(Exception):
+            async for request in requests:
+                if request.WhichOneof("kind") == "register":
+                    with contextlib.suppress(BadRequest):
+                        self._register(connection, request.register)
+
+
+class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
+    """Bot tokens, tournaments, their progress, standings and records."""
+
+    def __init__(self, director: Director, organiser_token: str) -> None:
+        self.director = director
+        self.runtime: MatchRuntime = director.runtime
+        self._organiser = organiser_token.encode()
+
+    def _organiser_only(self, context: Context) -> None:
+        token = bearer_token(context.invocation_metadata()).encode()
+        if not self._organiser or not hmac.compare_digest(token, self._organiser):
+            raise Unauthenticated(
+                "this call needs the organiser's token", "organiser_token_required"
+            )
+
+    async def IssueBotToken(
+        self, request: tournament_pb2.IssueBotTokenRequest, context: Context
+    ) -> tournament_pb2.IssueBotTokenResponse:
+        self._organiser_only(context)
+        name, token = await self.director.lobby.issue(request.bot_name, self.runtime.clock.now_ms())
+        return tournament_pb2.IssueBotTokenResponse(bot_name=name, token=token)
+
+    async def CreateTournament(
+        self, request: tournament_pb2.CreateTournamentRequest, context: Context
+    ) -> tournament_pb2.CreateTournamentResponse:
+        self._organiser_only(context)
+        if request.format not in FORMATS:
+            raise BadRequest("format is required (round robin, gauntlet or duplicate)", "format")
+        if request.clock.forfeit not in FORFEITS:
+            raise BadRequest("unknown forfeit policy", "forfeit")
+        if len(request.participants) > MAX_PARTICIPANTS:
+            raise BadRequest(f"more than {MAX_PARTICIPANTS} participants", "participants")
+        if len(request.options) > MAX_OPTIONS or any(
+            len(k) > MAX_OPTION_CHARS or len(v) > MAX_OPTION_CHARS
+            for k, v in request.options.items()
+        ):
+            raise BadRequest(
+                f"at most {MAX_OPTIONS} options of {MAX_OPTION_CHARS} characters", "options"
+            )
+        if len(request.game) > MAX_OPTION_CHARS:
+            raise BadRequest("game is too long", "game")
+        spec = TournamentSpec(
+            name=request.name,
+            game=request.game,
+            options=dict(request.options),
+            format=FORMATS[request.format],
+            participants=tuple(p[: MAX_OPTION_CHARS + 1] for p in request.participants),
+            seats=request.seats,
+            rounds=request.rounds,
+            max_matches=request.max_matches,
+            move_clock_ms=request.clock.move_clock_ms,
+            time_bank_ms=request.clock.time_bank_ms,
+            max_misses=request.clock.max_misses,
+            forfeit=FORFEITS[request.clock.forfeit],
+            seed=request.seed,
+            request_id=request.request_id,
+        )
+        tournament, duplicate = await self.director.create(spec)
+        return tournament_pb2.CreateTournamentResponse(
+            tournament=tournament_to_proto(tournament), duplicate=duplicate
+        )
+
+    async def CancelTournament(
+        self, request: tournament_pb2.CancelTournamentRequest, context: Context
+    ) -> tournament_pb2.CancelTournamentResponse:
+        self._organiser_only(context)
+        tournament = await self.director.cancel(request.tournament_id)
+        return tournament_pb2.CancelTournamentResponse(tournament=tournament_to_proto(tournament))
+
+    async def ListTournaments(
+        self, request: tournament_pb2.ListTournamentsRequest, context: Context
+    ) -> tournament_pb2.ListTournamentsResponse:
+        return tournament_pb2.ListTournamentsResponse(
+            tournaments=[tournament_to_proto(t) for t in self.director.tournaments.values()]
+        )
+
+    async def GetTournament(
+        self, request: tournament_pb2.GetTournamentRequest, context: Context
+    ) -> tournament_pb2.GetTournamentResponse:
+        tournament = self.director.get(request.tournament_id)
+        return tournament_pb2.GetTournamentResponse(tournament=tournament_to_proto(tournament))
+
+    def _standings(self, tournament: Tournament) -> tournament_pb2.Standings:
+        info = self.runtime.game(tournament.row.game).info
+        return standings_to_proto(tournament, self.director.standings(tournament), info.score_name)
+
+    async def GetStandings(
+        self, request: tournament_pb2.GetStandingsRequest, context: Context
+    ) -> tournament_pb2.GetStandingsResponse:
+        tournament = self.director.get(request.tournament_id)
+        return tournament_pb2.GetStandingsResponse(standings=self._standings(tournament))
+
+    async def WatchTournament(
+        self, request: tournament_pb2.WatchTournamentRequest, context: Context
+    ) -> AsyncIterator[tournament_pb2.WatchTournamentResponse]:
+        tournament = self.director.get(request.tournament_id)
+        async for event in self.director.watch(request.tournament_id):
+            yield self._event(tournament, event)
+
+    def _event(
+        self, tournament: Tournament, event: Event
+    ) -> tournament_pb2.WatchTournamentResponse:
+        response = tournament_pb2.WatchTournamentResponse
+        if event.kind == "standings":
+            return response(standings=self._standings(tournament))
+        if event.kind in ("started", "finished") and event.fixture is not None:
+            match = match_to_proto(tournament, event.fixture.number, event.match_id, event.result)
+            if event.kind == "started":
+                return response(match_started=match)
+            return response(match_finished=match)
+        return response(progress=tournament_to_proto(tournament))
+
+    async def ExportRecords(
+        self, request: tournament_pb2.ExportRecordsRequest, context: Context
+    ) -> AsyncIterator[tournament_pb2.ExportRecordsResponse]:
+        tournament = self.director.get(request.tournament_id)
+        if tournament.results and not self.director.visible_results(tournament):
+            raise Refused(
+                "no duplicate set of this tournament has ended yet: its records are sealed",
+                "record_sealed",
+            )
+        for result in self.director.visible_results(tournament):
+            match = await self.runtime.get(result.match_id)
+            if match.finished is None or match.termination == "expired":
+                continue
+            yield tournament_pb2.ExportRecordsResponse(
+                record=_record(match),
+                fixture=result.fixture,
+                lineup=list(tournament.schedule[result.fixture].lineup),
+            )
+
+
+# --------------------------------------------------------------------------- wiring
+
+
+class TournamentServices:
+    """The lobby, the director and their two services on one server."""
+
+    def __init__(self, runtime: MatchRuntime, store: TournamentStore, organiser_token: str) -> None:
+        self.organiser_token = organiser_token
+        self.lobby = Lobby(store, lambda: [g.info.game_id for g in runtime.games()])
+        self.director = Director(runtime, store, self.lobby)
+
+    async def start(self) -> None:
+        """Load tournaments and bots, then direct (after the runtime has recovered)."""
+        await self.director.start()
+
+    async def close(self) -> None:
+        """Stop directing (before the runtime closes)."""
+        await self.director.close()
+
+
+def add_tournament_services(
+    embedded: Any, runtime: MatchRuntime, store: Any, organiser_token: str = ""
+) -> TournamentServices:
+    """Add the LobbyService and TournamentService to an embedded speeltafel (its
+    ``add_service``: the same interceptors and serving gate as the match service).
+    ``store`` must also be a :class:`TournamentStore`; without ``organiser_token`` a random
+    one is made (read it from the handle)."""
+    services = TournamentServices(runtime, store, organiser_token or secrets.token_urlsafe(32))
+    embedded.add_service(
+        tournament_pb2_grpc.add_LobbyServiceServicer_to_server, LobbyService(services.lobby)
+    )
+    embedded.add_service(
+        tournament_pb2_grpc.add_TournamentServiceServicer_to_server,
+        TournamentService(services.director, services.organiser_token),
+    )
+    return services
