@@ -4,9 +4,15 @@ Three measurements in one run, so that every headline number is a ratio between 
 measured on the same machine at the same moment (shared machines are noisy; absolute
 numbers drift between runs, ratios much less):
 
-(a) engine: complete random Take 5 playouts in-process (``GAME.new`` and random legal
-    actions until there is an outcome), for the trial edition with 4 seats and the full
-    edition with 4 and 10 seats: playouts/s, actions/s and microseconds per action.
+(a) engine: complete random playouts in-process of every game in the engine's registry
+    (``new``, then a random seat of ``to_act`` plays a random one of its
+    ``legal_actions`` until there is an ``outcome``), at default options with 4 seats
+    (or the nearest count the game takes), plus Take 5's full edition with 10 seats: the
+    engine's cost per move. Next to them OpenSpiel's C++ hearts (``pyspiel``, the
+    optional extra ``bench``), driven the same way from Python in the same run: chance
+    nodes sampled, only player moves counted. The target is at most 4x hearts per move
+    for every game. The contestants take turns in short slices, so a load that comes and
+    goes on a shared machine falls on all of them alike.
 (b) game path: a real server (a subprocess on an SQLite file in a temporary folder) and
     this process as the client: 16 Take 5 matches of 4 random bots each, every seat played
     by ``play_seat`` over its own Play stream, a new match started whenever one ends, for a
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import importlib
 import importlib.metadata
 import json
 import os
@@ -57,12 +64,16 @@ from speeltafel.sdk.client import CHANNEL_OPTIONS, AsyncClient
 from speeltafel.sdk.runner import RunStats, play_seat
 from speeltafel.sdk.v1 import common_pb2, diagnostics_pb2, diagnostics_pb2_grpc
 from speeltafel.server.engine.core import Rng
-from speeltafel.server.engine.registry import get_game
+from speeltafel.server.engine.registry import GAMES, get_game
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 GAME_ID = "take5"
-ENGINE_CONFIGS = (("trial", 4), ("full", 4), ("full", 10))
+HEARTS = "hearts (OpenSpiel)"
+HEARTS_TARGET = 4.0  # (a): every game's cost per move at most this many times hearts'
+ENGINE_SLICE_S = 0.2  # each contestant's turn; the contestants alternate until done
+# Beyond every game at its defaults: Take 5's largest table (the fan-out of 10 seats).
+ENGINE_EXTRAS: tuple[tuple[str, dict[str, str], int], ...] = (("take5", {"edition": "full"}, 10),)
 
 console = Console(width=None if sys.stdout.isatty() else 132)
 
@@ -130,25 +141,31 @@ class CpuWindow:
 
 @dataclass
 class EngineResult:
-    """(a) one engine configuration."""
+    """(a) one contestant: a game at some options and seats, or OpenSpiel's hearts."""
 
-    edition: str
+    name: str
+    options: dict[str, str]
     seats: int
-    seconds: float
-    playouts: int
-    actions: int
+    seconds: float = 0.0
+    playouts: int = 0
+    actions: int = 0
+
+    @property
+    def label(self) -> str:
+        given = ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+        return f"{self.name} {given}".strip()
 
     @property
     def playouts_per_s(self) -> float:
-        return self.playouts / self.seconds
+        return self.playouts / self.seconds if self.seconds else 0.0
 
     @property
     def actions_per_s(self) -> float:
-        return self.actions / self.seconds
+        return self.actions / self.seconds if self.seconds else 0.0
 
     @property
     def us_per_action(self) -> float:
-        return 1e6 * self.seconds / self.actions
+        return 1e6 * self.seconds / self.actions if self.actions else float("inf")
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -156,7 +173,7 @@ class EngineResult:
             "playouts_per_s": self.playouts_per_s,
             "actions_per_s": self.actions_per_s,
             "us_per_action": self.us_per_action,
-            "actions_per_playout": self.actions / self.playouts,
+            "actions_per_playout": self.actions / self.playouts if self.playouts else None,
         }
 
 
@@ -199,11 +216,19 @@ class WireResult:
 # --------------------------------------------------------------------------- (a) engine
 
 
-def engine_playouts(edition: str, seats: int, seconds: float) -> EngineResult:
-    """Random playouts of complete matches for ``seconds``, engine only."""
-    game = get_game(GAME_ID)
-    options = {"edition": edition}
-    chooser = random.Random(12345)
+def default_seats(game_id: str) -> int:
+    """4 seats, or the nearest count the game takes at its default options."""
+    low, high = get_game(game_id).info.seats_for({})
+    return min(max(4, low), high)
+
+
+def game_slice(result: EngineResult, chooser: random.Random, seconds: float) -> None:
+    """Whole random playouts of one game for about ``seconds``, added to ``result``.
+
+    Playout ``i`` of a contestant is dealt from the key ``sha256(i)``, so every run plays
+    the same deals; the moves are ``chooser``'s. A playout in progress is finished.
+    """
+    game = get_game(result.name)
     new, to_act, legal, apply, outcome = (
         game.new,
         game.to_act,
@@ -211,21 +236,75 @@ def engine_playouts(edition: str, seats: int, seconds: float) -> EngineResult:
         game.apply,
         game.outcome,
     )
-    choice = chooser.choice
-    playouts = actions = 0
+    choice, options, seats = chooser.choice, result.options, result.seats
+    playouts = result.playouts
+    actions = 0
     start = time.perf_counter()
     end = start + seconds
     now = start
     while now < end:
-        key = hashlib.sha256(playouts.to_bytes(8, "big")).digest()
-        state = new(options, seats, Rng(key))
+        state = new(options, seats, Rng(hashlib.sha256(playouts.to_bytes(8, "big")).digest()))
         while outcome(state) is None:
             seat = choice(to_act(state))
             state = apply(state, seat, choice(legal(state, seat)))
             actions += 1
         playouts += 1
         now = time.perf_counter()
-    return EngineResult(edition, seats, now - start, playouts, actions)
+    result.seconds += now - start
+    result.playouts = playouts
+    result.actions += actions
+
+
+def load_hearts() -> Any | None:
+    """OpenSpiel's hearts, or None when ``pyspiel`` is not installed (``.[bench]``)."""
+    try:
+        pyspiel: Any = importlib.import_module("pyspiel")
+    except ImportError:
+        return None
+    return pyspiel.load_game("hearts")
+
+
+def hearts_slice(result: EngineResult, hearts: Any, chooser: random.Random, seconds: float) -> None:
+    """Whole random playouts of OpenSpiel's hearts, driven like :func:`game_slice`: a
+    random legal action at every player node, a random outcome at every chance node (the
+    deal, the pass direction); only player moves are counted, chance's time is not taken
+    out (ours deal inside ``new`` and ``apply``, which are timed too)."""
+    choice = chooser.choice
+    playouts = actions = 0
+    start = time.perf_counter()
+    end = start + seconds
+    now = start
+    while now < end:
+        state = hearts.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(choice(state.chance_outcomes())[0])
+            else:
+                state.apply_action(choice(state.legal_actions()))
+                actions += 1
+        playouts += 1
+        now = time.perf_counter()
+    result.seconds += now - start
+    result.playouts += playouts
+    result.actions += actions
+
+
+def engine_costs(seconds: float) -> tuple[list[EngineResult], EngineResult | None]:
+    """(a): every registered game (a new game joins by itself), the extras, and hearts
+    when OpenSpiel is installed, each for about ``seconds`` in alternating slices."""
+    games = [EngineResult(game_id, {}, default_seats(game_id)) for game_id in GAMES]
+    games += [EngineResult(name, dict(options), seats) for name, options, seats in ENGINE_EXTRAS]
+    hearts_game = load_hearts()
+    hearts = EngineResult(HEARTS, {}, 4) if hearts_game is not None else None
+    chooser = random.Random(12345)
+    rounds = max(1, round(seconds / ENGINE_SLICE_S))
+    slice_s = seconds / rounds
+    for _ in range(rounds):
+        if hearts is not None:
+            hearts_slice(hearts, hearts_game, chooser, slice_s)
+        for result in games:
+            game_slice(result, chooser, slice_s)
+    return games, hearts
 
 
 # --------------------------------------------------------------------------- the server
@@ -590,31 +669,77 @@ def percent(share: float | None) -> str:
 
 def report(
     engine: list[EngineResult],
+    hearts: EngineResult | None,
+    wire: dict[str, WireResult] | None,
+    loop_name: str,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    engine_ratios = report_engine(engine, hearts) if engine else {}
+    results: dict[str, Any] = {
+        "when_unix": int(time.time()),
+        "revision": git_revision(),
+        "python": platform.python_version(),
+        "grpc": grpc.__version__,
+        "cpus": os.cpu_count(),
+        "engine": [r.as_json() for r in engine],
+        "hearts": hearts.as_json() if hearts is not None else None,
+        "engine_over_hearts": engine_ratios,
+        "engine_target_over_hearts": HEARTS_TARGET,
+    }
+    if wire is None:
+        return results
+    results.update(report_wire(engine, wire, loop_name, args))
+    return results
+
+
+def report_engine(engine: list[EngineResult], hearts: EngineResult | None) -> dict[str, float]:
+    """The (a) table; each contestant's cost per move over hearts' (empty without hearts)."""
+    base = hearts.us_per_action if hearts is not None and hearts.actions else None
+    title = "(a) engine only, in-process: random playouts, cost per move"
+    if base is None:
+        title += " (hearts NOT measured: OpenSpiel is not installed; pip install -e '.[bench]')"
+    table = Table(title=title)
+    table.add_column("game")
+    for column in ("seats", "playouts/s", "moves/s", "µs/move", "moves/playout", "÷ hearts"):
+        table.add_column(column, justify="right")
+    table.add_column(f"≤ {HEARTS_TARGET:g}x")
+    ratios: dict[str, float] = {}
+    rows = ([hearts] if hearts is not None else []) + engine
+    for r in rows:
+        ratio = r.us_per_action / base if base else None
+        if ratio is not None and r is not hearts:
+            ratios[r.label] = ratio
+        verdict = (
+            "" if ratio is None or r is hearts else ("yes" if ratio <= HEARTS_TARGET else "NO")
+        )
+        table.add_row(
+            r.label,
+            str(r.seats),
+            fmt(r.playouts_per_s, 1),
+            fmt(r.actions_per_s),
+            fmt(r.us_per_action, 2),
+            fmt(r.actions / r.playouts if r.playouts else None, 1),
+            fmt(ratio, 2),
+            verdict,
+        )
+    console.print(table)
+    if base is not None:
+        worst = max(ratios.items(), key=lambda item: item[1], default=None)
+        if worst is not None:
+            console.print(
+                f"  (a) worst: {worst[0]} at {worst[1]:.2f}x hearts "
+                f"({'within' if worst[1] <= HEARTS_TARGET else 'OVER'} the "
+                f"{HEARTS_TARGET:g}x target)"
+            )
+    return ratios
+
+
+def report_wire(
+    engine: list[EngineResult],
     wire: dict[str, WireResult],
     loop_name: str,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
-    if engine:
-        table = Table(title="(a) engine only, in-process: random Take 5 playouts")
-        for column in (
-            "edition",
-            "seats",
-            "playouts/s",
-            "actions/s",
-            "µs/action",
-            "actions/playout",
-        ):
-            table.add_column(column, justify="right")
-        for r in engine:
-            table.add_row(
-                r.edition,
-                str(r.seats),
-                fmt(r.playouts_per_s, 1),
-                fmt(r.actions_per_s),
-                fmt(r.us_per_action, 1),
-                fmt(r.actions / r.playouts, 1),
-            )
-        console.print(table)
 
     table = Table(
         title=f"(b)/(c) through the server subprocess (client loop: {loop_name}, "
@@ -664,7 +789,7 @@ def report(
         console.print(f"  [red]first error: {g['first_error']}[/]")
 
     stream, unary = wire["echo_stream"].per_s, wire["echo_unary"].per_s
-    trial = next((r for r in engine if r.edition == "trial" and r.seats == 4), None)
+    trial = next((r for r in engine if r.name == GAME_ID and not r.options and r.seats == 4), None)
     ratios = {
         "game_over_echo_stream": game.per_s / stream if stream else None,
         "game_over_echo_unary": game.per_s / unary if unary else None,
@@ -712,12 +837,7 @@ def report(
     console.print(table)
 
     return {
-        "when_unix": int(time.time()),
-        "revision": git_revision(),
-        "python": platform.python_version(),
-        "grpc": grpc.__version__,
         "client_loop": loop_name,
-        "cpus": os.cpu_count(),
         "settings": {
             "seconds": args.seconds,
             "warmup": args.warmup,
@@ -729,7 +849,6 @@ def report(
             "store": args.store,
             "quick": args.quick,
         },
-        "engine": [r.as_json() for r in engine],
         "wire": {k: w.as_json() for k, w in wire.items()},
         "ratios": ratios,
     }
@@ -763,7 +882,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--engine-seconds",
         type=float,
         default=None,
-        help="time per engine configuration (default 2; --quick 0.5)",
+        help="time per engine contestant, hearts included (default 2; --quick 0.5)",
     )
     parser.add_argument(
         "--warmup",
@@ -805,6 +924,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the server's store (default sqlite; memory shows the store's cost)",
     )
     parser.add_argument("--skip-engine", action="store_true", help="skip (a)")
+    parser.add_argument(
+        "--engine-only", action="store_true", help="only (a): no server, no (b) or (c)"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds = 2.0
@@ -826,13 +948,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
 
     engine: list[EngineResult] = []
+    hearts: EngineResult | None = None
     if not args.skip_engine:
-        for edition, seats in ENGINE_CONFIGS:
-            console.print(
-                f"[dim](a) engine: {edition} edition, {seats} seats, "
-                f"{args.engine_seconds:g} s...[/]"
-            )
-            engine.append(engine_playouts(edition, seats, args.engine_seconds))
+        console.print(
+            f"[dim](a) engine: {len(GAMES)} games, {len(ENGINE_EXTRAS)} extra(s) and "
+            f"OpenSpiel's hearts, {args.engine_seconds:g} s each...[/]"
+        )
+        engine, hearts = engine_costs(args.engine_seconds)
+    if args.engine_only:
+        results = report(engine, hearts, None, "-", args)
+        results["total_seconds"] = time.perf_counter() - started
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        console.print(f"[dim]results written to {args.json}[/]")
+        return 0 if engine else 1
 
     with tempfile.TemporaryDirectory(prefix="speeltafel-bench-") as tmp:
         server = bench_server(Path(tmp), args.profile_server, args.store)
@@ -851,7 +980,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"[yellow]the server exited with {code}; log tail:[/]\n" + server.log_tail()
             )
 
-    results = report(engine, wire, loop_name, args)
+    results = report(engine, hearts, wire, loop_name, args)
     results["total_seconds"] = time.perf_counter() - started
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
