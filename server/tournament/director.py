@@ -383,12 +383,26 @@ class Director:
         return compute_standings(results, tournament.row.participants, lower)
 
     async def watch(self, tournament_id: str) -> AsyncIterator[Event]:
-        """Progress first, then started and finished matches, and the standings at the end."""
+        """Progress first, then started and finished matches, and the standings at the end.
+
+        A watcher that comes late first gets what it missed: a "finished" event for every
+        result already visible and a "started" event for every match running, in fixture
+        order, so it never needs a second call to know where the tournament stands."""
         tournament = self.get(tournament_id)
         queue: asyncio.Queue[Event] = asyncio.Queue()
         tournament.watchers.add(queue)
+        # Taken with the queue in place and no await between: nothing missed, nothing twice.
+        missed = [
+            Event("finished", tournament.schedule[r.fixture], r.match_id, r)
+            for r in self.visible_results(tournament)
+        ] + [
+            Event("started", tournament.schedule[n], tournament.matches[n])
+            for n in sorted(tournament.running)
+        ]
         try:
             yield Event("progress")
+            for event in missed:
+                yield event
             if tournament.done and not tournament.running:
                 yield Event("standings")
                 return
