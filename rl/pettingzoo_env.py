@@ -54,10 +54,12 @@ Decisions:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
+from enum import Enum
 from functools import cache
 from typing import Any
 
@@ -76,18 +78,34 @@ MIN_ACTIONS = 8
 Featurize = Callable[[Any], NDArray[np.float32]]
 
 
-def _leaves(value: Any, path: str) -> Iterator[str]:
-    """``path=value`` of every leaf of a plain (JSON-ready) value."""
-    if isinstance(value, dict):
-        for key in sorted(value):
-            yield from _leaves(value[key], f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        flat = all(not isinstance(item, dict | list) for item in value)
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _leaves(value: Any, path: str, out: list[str]) -> None:
+    """``path=value`` of every leaf of an engine value (dataclasses by field name, enums by
+    value, as :func:`speeltafel.server.engine.api.plain` writes them) into ``out``."""
+    # The common cases first: most leaves are plain scalars.
+    if isinstance(value, Enum):
+        out.append(f"{path}={value.value}")
+    elif isinstance(value, str | int | float) or value is None:
+        out.append(f"{path}={value}")
+    elif isinstance(value, tuple | list):
+        flat = all(isinstance(item, str | int | float | Enum) for item in value)
         for index, item in enumerate(value):
-            yield from _leaves(item, f"{path}.*" if flat else f"{path}.{index}")
-        yield f"{path}#={len(value)}"
+            _leaves(item, f"{path}.*" if flat else f"{path}.{index}", out)
+        out.append(f"{path}#={len(value)}")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for name in _field_names(type(value)):
+            _leaves(getattr(value, name), f"{path}.{name}" if path else name, out)
+    elif isinstance(value, Mapping):
+        for key in sorted(value, key=str):
+            _leaves(value[key], f"{path}.{key}", out)
+    elif isinstance(value, bytes):
+        out.append(f"{path}={value.hex()}")
     else:
-        yield f"{path}={value}"
+        out.append(f"{path}={value}")
 
 
 @cache
@@ -98,10 +116,10 @@ def _bucket(feature: str, size: int) -> int:
 
 def hashed_features(observation: Any, size: int = DEFAULT_OBSERVATION_SIZE) -> NDArray[np.float32]:
     """The default encoding of an observation value (see the module docstring)."""
-    vector = np.zeros(size, dtype=np.float32)
-    for feature in _leaves(api.plain(observation), ""):
-        vector[_bucket(feature, size)] += 1.0
-    return vector
+    features: list[str] = []
+    _leaves(observation, "", features)
+    buckets = [_bucket(feature, size) for feature in features]
+    return np.bincount(buckets, minlength=size).astype(np.float32)
 
 
 @cache

@@ -3,7 +3,10 @@ PettingZoo's own api_test, rewards from the outcome, sealed choices kept sealed.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,3 +90,21 @@ def test_bad_actions_are_refused_clearly() -> None:
         pettingzoo_env.raw_env("take5", 11)
     with pytest.raises(api.InvalidOptions):
         pettingzoo_env.raw_env("chess")
+
+
+def test_the_random_agents_example_runs_every_game() -> None:
+    script = Path(__file__).resolve().parents[2] / "scripts" / "random_agents.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--episodes", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()[1:]]
+    for game_id in GAMES:
+        low, high = api.game(game_id).seats_for()
+        seats = sorted(int(row[1]) for row in rows if row[0] == game_id)
+        assert seats == list(range(low, high + 1)), (game_id, done.stdout)
+    for row in rows:  # zero-sum: one episode's rewards add up to 0
+        assert abs(sum(float(reward) for reward in row[4:])) < 0.03, row  # printed to 2 decimals
