@@ -215,8 +215,11 @@ class KleurenwiezenEvent(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., action: _Optional[_Union[KleurenwiezenAction, _Mapping]] = ..., automatic: _Optional[bool] = ...) -> None: ...
 
 class KleurenwiezenView(_message.Message):
-    __slots__ = ("deals", "deal_number", "dealer", "active", "phase", "round", "troel_holder", "troel_aces", "seats", "high", "rondpas_calls", "parties", "contract", "trump", "target", "partner", "leader", "trick", "tricks", "hand", "discard", "shown", "shown_seat", "doubling", "multiplier", "results", "history")
+    __slots__ = ("deals", "shuffle_between_deals", "rondpas_needs_p4", "stop_when_decided", "deal_number", "dealer", "active", "phase", "round", "troel_holder", "troel_aces", "seats", "high", "rondpas_calls", "parties", "contract", "trump", "target", "partner", "leader", "trick", "tricks", "hand", "discard", "shown", "shown_seat", "doubling", "multiplier", "results", "history", "to_act")
     DEALS_FIELD_NUMBER: _ClassVar[int]
+    SHUFFLE_BETWEEN_DEALS_FIELD_NUMBER: _ClassVar[int]
+    RONDPAS_NEEDS_P4_FIELD_NUMBER: _ClassVar[int]
+    STOP_WHEN_DECIDED_FIELD_NUMBER: _ClassVar[int]
     DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
@@ -243,7 +246,11 @@ class KleurenwiezenView(_message.Message):
     MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
+    TO_ACT_FIELD_NUMBER: _ClassVar[int]
     deals: int
+    shuffle_between_deals: bool
+    rondpas_needs_p4: bool
+    stop_when_decided: bool
     deal_number: int
     dealer: int
     active: _containers.RepeatedScalarFieldContainer[int]
@@ -270,7 +277,8 @@ class KleurenwiezenView(_message.Message):
     multiplier: int
     results: _containers.RepeatedCompositeFieldContainer[KleurenwiezenDealResult]
     history: _containers.RepeatedCompositeFieldContainer[KleurenwiezenEvent]
-    def __init__(self, deals: _Optional[int] = ..., deal_number: _Optional[int] = ..., dealer: _Optional[int] = ..., active: _Optional[_Iterable[int]] = ..., phase: _Optional[_Union[KleurenwiezenPhase, str]] = ..., round: _Optional[int] = ..., troel_holder: _Optional[int] = ..., troel_aces: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[KleurenwiezenSeat, _Mapping]]] = ..., high: _Optional[_Union[KleurenwiezenBid, _Mapping]] = ..., rondpas_calls: _Optional[int] = ..., parties: _Optional[_Iterable[_Union[KleurenwiezenParty, _Mapping]]] = ..., contract: _Optional[_Union[KleurenwiezenContract, _Mapping]] = ..., trump: _Optional[_Union[KleurenwiezenSuit, str]] = ..., target: _Optional[int] = ..., partner: _Optional[int] = ..., leader: _Optional[int] = ..., trick: _Optional[_Iterable[_Union[KleurenwiezenPlay, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[KleurenwiezenTrick, _Mapping]]] = ..., hand: _Optional[_Iterable[str]] = ..., discard: _Optional[str] = ..., shown: _Optional[_Iterable[str]] = ..., shown_seat: _Optional[int] = ..., doubling: _Optional[bool] = ..., multiplier: _Optional[int] = ..., results: _Optional[_Iterable[_Union[KleurenwiezenDealResult, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[KleurenwiezenEvent, _Mapping]]] = ...) -> None: ...
+    to_act: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, deals: _Optional[int] = ..., shuffle_between_deals: _Optional[bool] = ..., rondpas_needs_p4: _Optional[bool] = ..., stop_when_decided: _Optional[bool] = ..., deal_number: _Optional[int] = ..., dealer: _Optional[int] = ..., active: _Optional[_Iterable[int]] = ..., phase: _Optional[_Union[KleurenwiezenPhase, str]] = ..., round: _Optional[int] = ..., troel_holder: _Optional[int] = ..., troel_aces: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[KleurenwiezenSeat, _Mapping]]] = ..., high: _Optional[_Union[KleurenwiezenBid, _Mapping]] = ..., rondpas_calls: _Optional[int] = ..., parties: _Optional[_Iterable[_Union[KleurenwiezenParty, _Mapping]]] = ..., contract: _Optional[_Union[KleurenwiezenContract, _Mapping]] = ..., trump: _Optional[_Union[KleurenwiezenSuit, str]] = ..., target: _Optional[int] = ..., partner: _Optional[int] = ..., leader: _Optional[int] = ..., trick: _Optional[_Iterable[_Union[KleurenwiezenPlay, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[KleurenwiezenTrick, _Mapping]]] = ..., hand: _Optional[_Iterable[str]] = ..., discard: _Optional[str] = ..., shown: _Optional[_Iterable[str]] = ..., shown_seat: _Optional[int] = ..., doubling: _Optional[bool] = ..., multiplier: _Optional[int] = ..., results: _Optional[_Iterable[_Union[KleurenwiezenDealResult, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[KleurenwiezenEvent, _Mapping]]] = ..., to_act: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class KleurenwiezenAction(_message.Message):
     __slots__ = ("wait", "rondpas", "dood", "reask", "pastroel", "ask", "join", "alone", "bid", "discard", "play")
