@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +160,10 @@ def test_preset_decks_replace_the_shuffle() -> None:
     assert api.verify(record).ok
     with pytest.raises(api.InvalidOptions):
         api.new_match("take5", 2, presets={"pack": [order[:-1]]})
+
+
+def test_the_documented_example_runs() -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "embedding.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.DOTALL)
+    (example,) = [block for block in blocks if "api.new_match" in block]
+    exec(compile(example, str(doc), "exec"), {"__name__": "engine_example"})
