@@ -24,6 +24,7 @@ from speeltafel.sdk.v1 import (
 from speeltafel.server.app.runtime import RuntimeConfig
 from speeltafel.server.rpc.limits import LimitsConfig
 from speeltafel.server.rpc.server import Running, start_server
+from speeltafel.server.rpc.tournament_service import organiser_token_file, write_organiser_token
 from speeltafel.server.store.memory import MemoryStore
 
 ORGANISER = "organiser-secret"
@@ -361,3 +362,13 @@ async def test_a_seat_assignment_plays_with_its_time_bank(server: Server) -> Non
     )
     assert cancelled.tournament.status == T.TOURNAMENT_STATUS_CANCELLED
     again.cancel()
+
+
+def test_a_generated_organiser_token_is_written_for_its_owner_only(tmp_path: Any) -> None:
+    path = organiser_token_file(tmp_path / "var" / "speeltafel.db")
+    assert path.name == "speeltafel.db.organiser-token"
+    token = write_organiser_token(path)
+    assert len(token) >= 40
+    assert path.read_text().strip() == token
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert write_organiser_token(path) == token  # a restarted server keeps its token
