@@ -1,4 +1,5 @@
-"""The ``speeltafel`` command: ``serve``, ``play``, ``games`` and ``run``.
+"""The ``speeltafel`` command: ``serve``, ``play``, ``games``, ``run``, ``bot``,
+``tournament`` and ``verify``.
 
 The composition root: it imports the server only inside ``serve`` (its options are parsed
 there too), so ``play``, ``games`` and ``run`` never load it. ``run`` starts the server as a
@@ -16,6 +17,8 @@ from collections.abc import Sequence
 import grpc
 
 from speeltafel.bots.registry import BOTS, check_bot, make_bot
+from speeltafel.cli.bot import add_arguments as bot_arguments
+from speeltafel.cli.tournament import add_arguments as tournament_arguments
 from speeltafel.sdk.client import AsyncClient, Seat
 from speeltafel.sdk.runner import play_seat
 from speeltafel.sdk.v1 import common_pb2
@@ -105,6 +108,18 @@ def _run(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _bot(args: argparse.Namespace) -> int:
+    from speeltafel.cli.bot import run
+
+    return run(args)
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from speeltafel.cli.tournament import run
+
+    return run(args)
+
+
 def _verify(args: argparse.Namespace) -> int:
     from speeltafel.cli.verify import run
 
@@ -188,6 +203,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, default=8, help="matches at once")
     run.add_argument("--results", default="var/results.json", help="where to write JSON results")
     run.set_defaults(handler=_run)
+
+    bot = commands.add_parser(
+        "bot",
+        help="a built-in bot in a server's lobby, seated by the tournament director",
+        description="Connect a built-in bot to a server's lobby with a bot token and play "
+        "every seat the tournament director gives it, several at once if asked.",
+    )
+    bot_arguments(bot)
+    bot.set_defaults(handler=_bot)
+
+    tournament = commands.add_parser(
+        "tournament",
+        help="organise tournaments: bot tokens, create, watch, standings, export",
+        description="The organiser's commands (issue-token, create, cancel need the organiser "
+        "token) and the reading ones (list, show, watch, standings, export).",
+    )
+    tournament_arguments(tournament)
+    tournament.set_defaults(handler=_tournament)
 
     check = commands.add_parser(
         "verify",
