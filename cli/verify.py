@@ -80,6 +80,8 @@ def check_record(record: common_pb2.MatchRecord) -> list[str]:
         return [f"this install does not know the game {record.game[:32]!r}"]
     recorded = record_from_proto(record)
     problems = verify(recorded)
+    if recorded.termination == "forfeit":
+        problems = [p for p in problems if p != FORFEIT_REFUSED] + _forfeit_problems(record)
     if record.shuffle_key and record.shuffle_key != shuffle_key(
         recorded.server_seed, recorded.entropies
     ):
@@ -111,6 +113,41 @@ def check_record(record: common_pb2.MatchRecord) -> list[str]:
             f"this install has v{rules_version})"
         )
     return problems
+
+
+FORFEIT_REFUSED = "a record cannot verify with termination 'forfeit'"
+"""What the engine's verify says of a forfeit, which it cannot judge alone (see below)."""
+
+
+def _forfeit_problems(record: common_pb2.MatchRecord) -> list[str]:
+    """A tournament's "lose" forfeit: the server ended the match when a seat had missed
+    too many deadlines, so its actions replay to a state the rules have not finished, and
+    the outcome is the policy's (the seat last alone with utility -1, the others share
+    the rest, no scores). The record does not carry the tournament's miss limit, so what
+    can be checked is that shape and that the seat did miss deadlines (clock defaults)."""
+    game = GAMES[record.game]
+    try:
+        if game.outcome(replay(record_from_proto(record))) is not None:
+            return ["the record claims a forfeit but its actions finish the match"]
+    except EngineError:
+        return []  # verify has said so already
+    seats = record.seats
+    outcome = record.outcome
+    losers = [s for s, u in enumerate(outcome.utilities) if u == -1.0]
+    share = 1.0 / (seats - 1) if seats > 1 else 0.0
+    expected_ranks = [seats if s in losers else 1 for s in range(seats)]
+    if (
+        len(losers) != 1
+        or list(outcome.ranks) != expected_ranks
+        or any(score != 0 for score in outcome.scores)
+        or any(
+            not math.isclose(u, share) for s, u in enumerate(outcome.utilities) if s not in losers
+        )
+    ):
+        return ["the forfeit's outcome is not one seat last alone and the others sharing"]
+    if not any(a.seat == losers[0] and a.clock_default for a in record.actions):
+        return [f"seat {losers[0]} is said to have forfeited but missed no deadline"]
+    return []
 
 
 def verdict(record: common_pb2.MatchRecord, label: str = "") -> Verdict:

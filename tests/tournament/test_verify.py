@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import subprocess
 import sys
@@ -19,8 +20,10 @@ from speeltafel.sdk.client import AsyncClient
 from speeltafel.sdk.runner import play_seat
 from speeltafel.sdk.v1 import common_pb2, tournament_pb2
 from speeltafel.server.engine.registry import GAMES
+from speeltafel.server.engine.verify import replay
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.memory import MemoryStore
+from speeltafel.server.wire.common import record_from_proto
 
 
 async def play_match(client: AsyncClient, game: str, seed: int) -> common_pb2.MatchRecord:
@@ -164,3 +167,39 @@ async def test_a_match_id_is_fetched_from_the_server(
     assert lines[0].startswith(f"OK   match {record.match_id}: take5")
     assert lines[1].startswith("FAIL match no-such-match: the server answered NOT_FOUND")
     assert lines[2] == "1 verified, 1 failed"
+
+
+def forfeit_record(record: common_pb2.MatchRecord, actions: int) -> common_pb2.MatchRecord:
+    """The record a "lose" forfeit after ``actions`` actions would have: seat 1 missed its
+    deadline (a clock default) and was ended last alone."""
+    cut = common_pb2.MatchRecord()
+    cut.CopyFrom(record)
+    del cut.actions[actions:]
+    loser_action = next(a for a in cut.actions if a.seat == 1)
+    loser_action.clock_default = True
+    game = GAMES[cut.game]
+    state = replay(record_from_proto(cut))
+    cut.final_state_sha256 = hashlib.sha256(game.encode(state)).hexdigest()
+    cut.outcome.CopyFrom(
+        common_pb2.Outcome(
+            scores=[0, 0], ranks=[1, 2], utilities=[1.0, -1.0], termination="forfeit"
+        )
+    )
+    return cut
+
+
+def test_a_forfeit_record_verifies_by_its_policy(record: common_pb2.MatchRecord) -> None:
+    assert record.seats == 2
+    forfeit = forfeit_record(record, 4)
+    assert check_record(forfeit) == []
+    no_miss = common_pb2.MatchRecord()
+    no_miss.CopyFrom(forfeit)
+    for action in no_miss.actions:
+        action.clock_default = False
+    assert check_record(no_miss) == ["seat 1 is said to have forfeited but missed no deadline"]
+    wrong_shape = common_pb2.MatchRecord()
+    wrong_shape.CopyFrom(forfeit)
+    wrong_shape.outcome.utilities[:] = [0.0, -1.0]
+    assert "one seat last alone" in check_record(wrong_shape)[0]
+    finished = forfeit_record(record, len(record.actions))
+    assert "finish the match" in check_record(finished)[0]
