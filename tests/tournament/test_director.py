@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from speeltafel.server.app.match import Match
 from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.engine.core import EngineError
 from speeltafel.server.store.memory import MemoryStore
@@ -271,9 +272,11 @@ async def test_a_duplicate_set_shares_its_deal_and_is_sealed_until_it_ends(
     table: Table,
 ) -> None:
     sealed_at_end: dict[str, bool] = {}
-    table.runtime.finish_listeners.append(
-        lambda match: sealed_at_end.setdefault(match.id, table.director.sealed(match))
-    )
+
+    def probe(match: Match) -> None:
+        sealed_at_end.setdefault(match.id, table.director.sealed(match))
+
+    table.runtime.finish_listeners.append(probe)
     tid = await run_to_end(
         table,
         spec(Format.DUPLICATE, participants=("alice", "bob", "carol")),

@@ -41,7 +41,8 @@ async def watch(target: str, tid: str, kill_after: int | None) -> T.Standings | 
                 if kill_after is not None and finished >= kill_after:
                     return None
             if kind == "standings":
-                return event.standings
+                standings: T.Standings = event.standings
+                return standings
     raise AssertionError("the watch ended without standings")
 
 
