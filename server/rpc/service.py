@@ -120,7 +120,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if seat is None:
             return public
         acting = state is not None and seat in snapshot.to_act
-        return seat_view(
+        view = seat_view(
             public,
             self.wires[match.created.game],
             seat=seat,
@@ -130,6 +130,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             deadline_ms=snapshot.deadlines[seat],
             now_ms=self.runtime.clock.now_ms(),
         )
+        if snapshot.banks and acting:
+            view.clock.time_bank_ms = snapshot.banks[seat]
+        return view
 
     async def _submit(
         self,
@@ -210,7 +213,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             version=match.version,
             seat_names=names,
             commitment=created.commitment,
-            outcome=outcome_to_proto(match.outcome),
+            outcome=outcome_to_proto(None if self.runtime.sealed(match) else match.outcome),
             move_clock_ms=created.move_clock_ms,
             preset_deck=bool(created.presets),
         )
@@ -239,6 +242,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if match.termination == "expired":
             # Its seats never all joined: nothing was dealt and there is nothing to replay.
             raise Refused("the match expired before it was dealt: it has no record", "expired")
+        if self.runtime.sealed(match):
+            raise Refused(
+                "the match belongs to a duplicate set that has not ended: its record is sealed",
+                "record_sealed",
+            )
         return match_service_pb2.GetMatchRecordResponse(record=_record(match))
 
     # ------------------------------------------------------------------ streams
@@ -379,6 +387,13 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         self, request: match_service_pb2.SpectateRequest, context: Context
     ) -> AsyncIterator[match_service_pb2.SpectateResponse]:
         match = await self.runtime.get(request.match_id)
+        if self.runtime.sealed(match):
+            # Its deal is shared by matches still being played: only its seats may look.
+            raise Refused(
+                "the match belongs to a duplicate set that has not ended: only its seats"
+                " may watch it",
+                "record_sealed",
+            )
         outbox = self.runtime.subscribe(match, None, request.since_version)
         try:
             yield match_service_pb2.SpectateResponse(subscribed=_subscribed(match))
@@ -413,6 +428,7 @@ def _record(match: Match) -> common_pb2.MatchRecord:
         created_unix_ms=created.created_ms,
         started_unix_ms=match.started_ms,
         finished_unix_ms=finished.finished_ms,
+        deal=created.deal,
     )
     for seat in range(created.seats):
         joined = match.joined[seat]
