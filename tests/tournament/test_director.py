@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from speeltafel.server.app.match import Match
 from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.engine.core import EngineError
 from speeltafel.server.store.memory import MemoryStore
+from speeltafel.server.tournament import formats
 from speeltafel.server.tournament.director import Director, TournamentSpec
 from speeltafel.server.tournament.formats import Format
 from speeltafel.server.tournament.lobby import REPLACED, Assignment, Lobby
@@ -329,3 +331,41 @@ async def test_the_same_request_id_returns_the_first_tournament(table: Table) ->
     assert not duplicate and duplicate_again and again is first
     with pytest.raises(RequestIdReused):
         await table.director.create(spec(request_id="r1", rounds=2))
+
+
+class _ShufflingTake5:
+    """Take 5 with a ``shuffle_between_deals`` option (as Kleurenwiezen has), for the
+    director's duplicate rule; the option itself changes nothing here."""
+
+    def __init__(self) -> None:
+        from speeltafel.server.engine.core import OptionKind, OptionSpec
+        from speeltafel.server.engine.registry import GAMES
+
+        self._game = GAMES["take5"]
+        extra = OptionSpec(formats.SHUFFLE_OPTION, OptionKind.BOOL, "false", "test")
+        self.info = replace(self._game.info, options=(*self._game.info.options, extra))
+
+    def new(self, options: Any, seats: int, rng: Any, presets: Any) -> Any:
+        plain = {k: v for k, v in options.items() if k != formats.SHUFFLE_OPTION}
+        return self._game.new(plain, seats, rng, presets)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._game, name)
+
+
+async def test_duplicate_tournaments_turn_shuffling_between_deals_on() -> None:
+    store = MemoryStore()
+    runtime = MatchRuntime(store, games={"take5": _ShufflingTake5()})  # type: ignore[dict-item]
+    lobby = Lobby(store, lambda: ["take5"])
+    director = Director(runtime, store, lobby)
+    for name in ("alice", "bob"):
+        await lobby.issue(name, 0)
+    given = {formats.SHUFFLE_OPTION: "false", **OPTIONS}
+    duplicate, _ = await director.create(
+        spec(Format.DUPLICATE, participants=("alice", "bob"), options=given)
+    )
+    plain, _ = await director.create(spec(participants=("alice", "bob"), options=given))
+    assert dict(duplicate.row.options)[formats.SHUFFLE_OPTION] == "true"
+    assert dict(plain.row.options)[formats.SHUFFLE_OPTION] == "false"
+    await director.close()
+    await runtime.close()
