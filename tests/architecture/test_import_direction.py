@@ -24,6 +24,7 @@ FOLDERS = {
     "sdk": "speeltafel.sdk",
     "bots": "speeltafel.bots",
     "cli": "speeltafel.cli",
+    "rl": "speeltafel.rl",
 }
 GENERATED = ROOT / "sdk" / "v1"  # protoc output: its imports are protoc's business
 
@@ -70,8 +71,10 @@ WIRE = f"{SERVER}.wire"
 STORE = f"{SERVER}.store"
 APP = f"{SERVER}.app"
 RPC = f"{SERVER}.rpc"
+TOURNAMENT = f"{SERVER}.tournament"
 SDK, V1 = "speeltafel.sdk", "speeltafel.sdk.v1"  # V1: the generated protobuf stubs
 BOTS, CLI = "speeltafel.bots", "speeltafel.cli"  # CLI: the `speeltafel` command
+RL = "speeltafel.rl"  # the PettingZoo environment: the engine's library facade only
 DECODER = f"{WIRE}.registry"  # observation_from_view: a view back into the engine's terms
 SERVE = "_serve"  # the one function of the command that may load the server
 PROTOBUF = ("google.protobuf", "google.rpc", "grpc_status")
@@ -81,13 +84,15 @@ RULES = [
     #    layer    may import (first party)         third party
     Rule(ENGINE,  (ENGINE,),                       STDLIB_ONLY, IMPURE_STDLIB),
     Rule(WIRE,    (ENGINE, WIRE, V1),              PROTOBUF),
-    Rule(STORE,   (ENGINE, STORE),                 STDLIB_ONLY),
+    Rule(STORE,   (ENGINE, STORE),                 ("psycopg", "psycopg_pool")),  # postgres.py
     Rule(APP,     (ENGINE, STORE, WIRE, APP, V1),  ANY),
+    Rule(TOURNAMENT, (ENGINE, STORE, APP, TOURNAMENT), ANY),  # director, lobby, results
     Rule(RPC,     (SERVER, V1),                    ANY),
     Rule(SERVER,  (SERVER, V1),                    ANY),  # modules directly in server/
     Rule(SDK,     (SDK,),                          ANY),
     Rule(BOTS,    (BOTS, SDK, ENGINE, DECODER),    ANY),  # the engine only for search
     Rule(CLI,     (CLI, BOTS, SDK, SERVER),        ANY),  # the composition root
+    Rule(RL,      (RL, f"{ENGINE}.api"),           ANY),  # pettingzoo, gymnasium, numpy
 ]
 # fmt: on
 RULE_OF = {rule.layer: rule for rule in RULES}
@@ -292,6 +297,8 @@ def test_every_layer_folder_has_a_rule() -> None:
         (CLI + ".arena", "import speeltafel.server.app.runtime"),
         (CLI + ".arena", "def run():\n    from speeltafel.server.store import sqlite"),
         (f"{SERVER}.cache.lru", "import functools"),  # a server folder without a rule
+        (f"{RL}.pettingzoo_env", "from speeltafel.server.engine.core import Rng"),
+        (f"{ENGINE}.api", "import numpy"),
     ],
 )
 def test_the_checker_flags_a_wrong_direction(module: str, source: str) -> None:
