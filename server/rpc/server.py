@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import signal
 import sys
@@ -37,6 +38,12 @@ from speeltafel.server.rpc.embed import (
     speeltafel_interceptors,
 )
 from speeltafel.server.rpc.limits import LimitsConfig, limits_for_serve
+from speeltafel.server.rpc.tournament_service import (
+    TournamentServices,
+    add_tournament_services,
+    organiser_token_file,
+    write_organiser_token,
+)
 from speeltafel.server.store.base import MatchStore, StoreOpenError
 from speeltafel.server.store.memory import MemoryStore
 from speeltafel.server.store.sqlite import SqliteStore
@@ -83,6 +90,7 @@ class Running:
     server: grpc.aio.Server
     port: int
     embedded: Embedded
+    tournaments: TournamentServices | None = None
 
     @property
     def runtime(self) -> MatchRuntime:
@@ -96,6 +104,8 @@ class Running:
         """NOT_SERVING first, then let in-flight calls finish, then close the store."""
         await self.embedded.stopping()
         await self.server.stop(grace)
+        if self.tournaments is not None:
+            await self.tournaments.close()
         await self.embedded.close()
 
 
@@ -135,11 +145,17 @@ async def start_server(
         embedded.add_service(
             diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server, Diagnostics()
         )
+    tournaments = None
+    if hasattr(store, "create_tournament"):  # the store keeps tournaments too
+        token = limits.organiser_token if limits is not None else ""
+        tournaments = add_tournament_services(embedded, runtime, store, token)
     await embedded.start()
+    if tournaments is not None:
+        await tournaments.start()
     bound = server.add_insecure_port(f"{host}:{port}")
     await server.start()
     log.info("serving", host=host, port=bound, games=[g.info.game_id for g in runtime.games()])
-    return Running(server, bound, embedded)
+    return Running(server, bound, embedded, tournaments)
 
 
 def configure_logging(level: str = "info") -> None:
@@ -162,7 +178,8 @@ def configure_logging(level: str = "info") -> None:
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     limits = limits_for_serve(args.host, args.create_policy, args.organiser_token)
-    store: MatchStore = MemoryStore() if args.db == ":memory:" else SqliteStore(Path(args.db))
+    limits = _with_organiser_token(limits, args)
+    store = await open_store(args.store or args.db)
     config = RuntimeConfig(default_move_clock_ms=args.move_clock_ms)
     running = await start_server(
         store,
@@ -185,12 +202,46 @@ async def serve(args: argparse.Namespace) -> None:
     log.info("stopped")
 
 
+def _with_organiser_token(limits: LimitsConfig, args: argparse.Namespace) -> LimitsConfig:
+    """Without an organiser token, make one and write it to ``<db>.organiser-token``
+    (mode 0600) so local tools can read it; the log says where, never the token."""
+    if limits.organiser_token or getattr(args, "store", None) or args.db == ":memory:":
+        return limits
+    path = organiser_token_file(args.db)
+    token = write_organiser_token(path)
+    log.info("organiser_token_written", path=str(path))
+    return dataclasses.replace(limits, organiser_token=token)
+
+
+async def open_store(where: str) -> MatchStore:
+    """The store ``where`` names: a ``postgresql://`` URL, ``:memory:``, or an SQLite file.
+
+    The PostgreSQL store (and psycopg, an optional extra) is imported only when asked for.
+    """
+    if where.startswith(("postgresql://", "postgres://")):
+        try:
+            from speeltafel.server.store.postgres import PostgresStore
+        except ImportError as exc:
+            raise StoreOpenError(
+                where.split("@")[-1],
+                f"psycopg is not installed ({exc})",
+                "Install the postgres extra: pip install 'speeltafel[postgres]'",
+            ) from exc
+        return await PostgresStore.open(where)
+    return MemoryStore() if where == ":memory:" else SqliteStore(Path(where))
+
+
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``speeltafel serve``."""
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=50051, help="port (0: any free port)")
     parser.add_argument(
         "--db", default="var/speeltafel.db", help="SQLite file, or :memory: (default %(default)s)"
+    )
+    parser.add_argument(
+        "--store",
+        help="a shared PostgreSQL store, postgresql://USER@HOST:PORT/DATABASE (several servers"
+        " may serve the same matches); replaces --db",
     )
     parser.add_argument("--port-file", help="write the bound port to this file once serving")
     parser.add_argument(
