@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import gevent  # type: ignore[import-untyped]
 import grpc.experimental.gevent as grpc_gevent
 
 grpc_gevent.init_gevent()  # before any grpc object is made
@@ -48,6 +49,7 @@ from loadtests.players import (  # noqa: E402
     Ack,
     TableMaker,
     play_seat_blocking,
+    play_seat_polling,
     reporting_client,
 )
 from speeltafel.bots.registry import bots_for, make_bot  # noqa: E402
@@ -59,9 +61,10 @@ ACKS: list[Ack] = []
 MATCHES: dict[str, dict[str, Any]] = {}  # match id -> game, seats, finished
 LOCK = threading.Lock()  # greenlets switch only on I/O; this keeps the logs consistent anyway
 TABLE_WAIT_S = 60.0
+THREADPOOL_MIN = 64
+THREADPOOL_SPARE = 16
 
 
-@events.init_command_line_parser.add_listener
 def _arguments(parser: Any) -> None:
     parser.add_argument("--max-seats", type=int, default=4, help="most seats at one table")
     parser.add_argument(
@@ -78,25 +81,33 @@ def _arguments(parser: Any) -> None:
         action="store_true",
         help="every user on one connection (one tournament runner playing many seats)",
     )
+    parser.add_argument(
+        "--polling",
+        action="store_true",
+        help="play with unary calls only, polling GetView (a naive client: meets the rates)",
+    )
     parser.add_argument("--table-seed", type=int, default=None, help="seed of the seat counts")
 
 
-@events.init.add_listener
 def _init(environment: Environment, **_: Any) -> None:
     global TABLES
     options = environment.parsed_options
+    # grpc's gevent mode polls each channel's completion queue with a blocking call in
+    # gevent's native threadpool (10 threads by default): with more channels than threads
+    # holding live streams, the others wait their turn and their bots starve (measured: 64
+    # users made 19 actions/s, the move clocks ran out). One thread per user, and spare.
+    users = options.num_users if options and options.num_users else 0
+    gevent.get_hub().threadpool.maxsize = max(THREADPOOL_MIN, users + THREADPOOL_SPARE)
     TABLES = TableMaker(
         options.max_seats if options else 4, options.table_seed if options else None
     )
 
 
-@events.test_stopping.add_listener
 def _stopping(**_: Any) -> None:
     if TABLES is not None:
         TABLES.stopping = True
 
 
-@events.quitting.add_listener
 def _write_logs(environment: Environment, **_: Any) -> None:
     """Every user has stopped: write the ack log, the match log and the final summary.
 
@@ -137,6 +148,16 @@ def _write_logs(environment: Environment, **_: Any) -> None:
         )
 
 
+# Locust's add_listener is untyped: one seam for the type checker.
+for _event, _listener in (
+    (events.init_command_line_parser, _arguments),
+    (events.init, _init),
+    (events.test_stopping, _stopping),
+    (events.quitting, _write_logs),
+):
+    _event.add_listener(_listener)  # type: ignore[no-untyped-call]
+
+
 class BotUser(User):
     """One bot program with its own connection, playing match after match (see above)."""
 
@@ -151,6 +172,7 @@ class BotUser(User):
         else:
             self.client = reporting_client(target, self.fire)
         self.bot_names = [b for b in (options.bots.split(",") if options.bots else []) if b]
+        self.polling = bool(options.polling)
         games = self.client.list_games()
         assert TABLES is not None
         TABLES.offer(games, [g for g in options.games.split(",") if g])
@@ -201,7 +223,8 @@ class BotUser(User):
             seat = self.client.join(
                 table.match_id, name=f"{bot_name}-{self.name}"[:32], entropy=os.urandom(16)
             )
-            result = play_seat_blocking(self.client, seat, make_bot(bot_name, game=game), self.fire)
+            play = play_seat_polling if self.polling else play_seat_blocking
+            result = play(self.client, seat, make_bot(bot_name, game=game), self.fire)
         except Exception as exc:  # reported as the match's failure, then the next match
             exception = exc
             result = None

@@ -415,6 +415,84 @@ def _settle(
     )
 
 
+def play_seat_polling(
+    client: Client, seat: Seat, bot: Bot, fire: Fire, *, deadline_s: float = 300.0
+) -> SeatResult:
+    """Play ``seat`` the naive way, with unary calls only: poll GetView as fast as answers
+    come, SubmitAction when the view says so. What a simple client written without the
+    Play stream does; it runs into the server's per-token rate (RESOURCE_EXHAUSTED with a
+    RetryInfo), and waits as told. A refused submit is sent again with the same request
+    id, so it counts once; a stale one (ABORTED: another seat moved first) is chosen
+    anew from a newer view."""
+    from speeltafel.sdk.client import retry_info_delay
+
+    result = SeatResult()
+    give_up_at = time.monotonic() + deadline_s
+    min_version = 0
+    while time.monotonic() < give_up_at:
+        try:
+            view = client.get_view(seat)
+        except grpc.RpcError as error:
+            _wait_or_raise(error, retry_info_delay)
+            continue
+        if view.status == common_pb2.MATCH_STATUS_FINISHED:
+            result.final = view
+            return result
+        if not must_act(view, seat.seat, min_version):
+            continue
+        action = bot.choose(view, list(view.legal_actions))
+        if not isinstance(action, common_pb2.Action):
+            raise TypeError("a load-test bot must choose synchronously")
+        request_id = new_request_id()
+        while time.monotonic() < give_up_at:
+            started = time.perf_counter()
+            try:
+                answer = client.submit(seat, action, view.version, request_id)
+            except grpc.RpcError as error:
+                if isinstance(error, grpc.Call) and error.code() in (
+                    grpc.StatusCode.ABORTED,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                ):
+                    result.rejected += 1
+                    min_version = view.version + 1
+                    break
+                _wait_or_raise(error, retry_info_delay)
+                continue
+            result.acks.append(
+                Ack(
+                    seat.match_id,
+                    seat.seat,
+                    request_id,
+                    answer.seq,
+                    answer.version,
+                    answer.duplicate,
+                )
+            )
+            min_version = answer.version
+            fire(
+                request_type="Unary",
+                name=SUBMIT_ACK,
+                response_time=(time.perf_counter() - started) * 1000.0,
+                response_length=0,
+                exception=None,
+                context={},
+            )
+            break
+    raise TimeoutError(f"match {seat.match_id} did not end within {deadline_s:g} s")
+
+
+def _wait_or_raise(error: grpc.RpcError, retry_info_delay: Callable[[Any], float | None]) -> None:
+    """Sleep as a refusal asks (RetryInfo), briefly after UNAVAILABLE; raise otherwise."""
+    code = error.code() if isinstance(error, grpc.Call) else None
+    delay = retry_info_delay(error) if code == grpc.StatusCode.RESOURCE_EXHAUSTED else None
+    if delay is not None:
+        time.sleep(delay)
+    elif code == grpc.StatusCode.UNAVAILABLE:
+        time.sleep(0.1 + 0.1 * random.random())
+    else:
+        raise error
+
+
 # --------------------------------------------------------------------------- the tables
 
 
@@ -466,7 +544,7 @@ class TableMaker:
         table = self._open
         creator = False
         if table is None:
-            game = next(self._rotation)
+            game = self._next_game(users_running)
             top = max(game.min_seats, min(game.max_seats, self.max_seats, users_running))
             table = Table(game, self._random.randint(game.min_seats, top))
             self._open = table
@@ -476,6 +554,16 @@ class TableMaker:
             self._open = None
             table.full.set()
         return table, creator
+
+    def _next_game(self, users_running: int) -> match_service_pb2.GameInfo:
+        """The next game of the rotation that the users running can seat (all of them when
+        too few users run for any: the table then waits for more)."""
+        assert self._rotation is not None
+        for _ in range(len(self._games)):
+            game = next(self._rotation)
+            if game.min_seats <= users_running:
+                return game
+        return next(self._rotation)
 
     def abandon(self, table: Table) -> None:
         """A member leaves an unfilled table (the test is stopping): nobody else sits there."""
