@@ -6,21 +6,24 @@
 log under ``--out``), then reconciles (``loadtests/reconcile.py``) and prints a summary
 (also ``summary.json``). It exits non-zero when Locust counted any failure, when the p99
 of any RPC called at least 100 times (every unary method and ``Play submit→ack``; not
-whole streams or matches, which last as long as a match) exceeds ``--p99-ms``, when no match finished, or when the
-reconciliation found a lost, doubled or misplaced action or a record that does not verify.
+whole streams or matches, which last as long as a match) exceeds ``--p99-ms``, when no
+match finished, or when the reconciliation found a lost, doubled or misplaced action or a
+record that does not verify.
 
-``python -m loadtests.run stress``: steps of ``--step-time`` each on one server, the
-users doubling from ``--start-users``, until the knee: the step whose action throughput
-rose less than 10 % over the best before it, or whose submit→ack p99 exceeded
-``--p99-ms``. The knee is the last step before that. It goes ``--past-knee`` steps
-further, then runs one step with every user on **one** connection (as one tournament
-runner playing many seats would) to show the server's per-connection limits at work. It
-exits non-zero when any call failed with a status other than RESOURCE_EXHAUSTED or
-UNAVAILABLE (INTERNAL above all), or when the reconciliation over every step found
-anything lost.
+``python -m loadtests.run stress``: steps of ``--step-time`` seconds on one server, the
+users doubling from ``--start-users``, until ``--past-knee`` steps in a row raised the
+throughput by less than 10 % (or broke the p99 bound ``--p99-ms``). The knee: the fewest
+users that reached 90 % of the best throughput within the bound. Then two steps with as
+many users as the last: every user on **one** connection (as one tournament runner
+playing many seats), and every user a naive client that polls GetView over unary calls,
+which meets the server's per-token rates. It exits non-zero when any call failed with a
+status other than RESOURCE_EXHAUSTED or UNAVAILABLE (for the polling bots also ABORTED
+and FAILED_PRECONDITION: a stale submit, refused by design), or when the reconciliation
+over every step found anything lost.
 
-The server runs with its production limits (``server/rpc/limits.py``): one connection
-per user keeps an honest bot far below the per-connection rates, so nothing is lifted.
+The server runs with its production limits (``server/rpc/limits.py``), nothing lifted:
+one connection per user keeps an honest bot far below the per-connection and per-token
+rates; the polling step shows what the rates do to a client that is not honest about them.
 """
 
 from __future__ import annotations
