@@ -1,66 +1,59 @@
-"""A round-robin tournament of the built-in bots through a real server (``speeltafel run``).
+"""``speeltafel run``: a short tournament of the built-in bots through a real server.
 
-It starts ``python -m speeltafel.server`` on an SQLite file as a separate process (so every
-move crosses real gRPC) and asks it which games it offers (ListGames). For every chosen
-game it plays every lineup of the bots that play that game, at every seat count of the
-game's range (optionally capped), with the seats rotated; it verifies every published
-match record by replaying it with the engine, and prints per game a standings table with
-OpenSkill ratings, 95% confidence intervals and the game's own score, named and oriented
-as the game says.
+It starts ``python -m speeltafel.server`` on an SQLite file as a separate process and runs
+the tournament the way an organiser and outside bots would: it issues a bot token for every
+built-in bot, starts every bot as its own ``speeltafel bot`` process that connects through
+the lobby exactly as a bot from anywhere does, and creates one tournament per game and seat
+count (``--format``, duplicate deals by default) with the server's tournament director.
+It follows them with progress bars, prints per game and seat count the standings the
+server computed (OpenSkill ratings, mean utility with 95% intervals, the game's own score
+named and oriented as the game says, misses and refused moves) and its crosstable, exports
+every record and verifies each by replay (:mod:`speeltafel.cli.verify`), and writes it all
+as JSON.
+
+Which games, bots and seat counts: every game the server offers (ListGames), every bot
+that plays it, every seat count of the game's range, as narrowed by ``--game``, ``--bots``,
+``--seats`` and ``--max-seats``. A tournament seats distinct bots, so a seat count above
+the number of bots playing a game is skipped (and said).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import json
-import math
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openskill.models import PlackettLuce
+import grpc
+from google.protobuf import json_format
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import Progress
 
-from speeltafel.bots.registry import BOTS, bots_for, check_bot, make_bot
+from speeltafel.bots.registry import BOTS, bots_for, check_bot
 from speeltafel.cli.server_process import ServerProcess
-from speeltafel.sdk.client import AsyncClient
-from speeltafel.sdk.runner import play_seat
-from speeltafel.sdk.v1 import match_service_pb2
+from speeltafel.cli.tournament import (
+    FORMATS,
+    ORGANISER_TOKEN_ENV,
+    PROGRESS_COLUMNS,
+    crosstable,
+    follow,
+    organiser_token,
+    standings_table,
+)
+from speeltafel.cli.verify import check_record
+from speeltafel.sdk.client import CHANNEL_OPTIONS, AsyncClient
+from speeltafel.sdk.v1 import match_service_pb2, tournament_pb2, tournament_pb2_grpc
 from speeltafel.server.engine.registry import GAMES
-from speeltafel.server.engine.verify import verify
-from speeltafel.server.wire.common import record_from_proto
 
-
-@dataclass(frozen=True, slots=True)
-class Fixture:
-    """One scheduled match: its game and options, and the bots in seat order."""
-
-    number: int
-    game: str
-    lineup: tuple[str, ...]
-    options: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(slots=True)
-class Result:
-    """One finished match."""
-
-    fixture: Fixture
-    match_id: str
-    scores: tuple[int, ...]
-    ranks: tuple[int, ...]
-    utilities: tuple[float, ...]
-    actions: int
-    clock_defaults: int
-    verified: bool
-    preset_deck: bool = False  # dealt from given deck orders: never rated
+T = tournament_pb2
+BOT_STOP_TIMEOUT_S = 15.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,56 +71,6 @@ class GamePlan:
 
 class Refused(ValueError):
     """The arguments ask for something the games or bots cannot do."""
-
-
-@dataclass(slots=True)
-class Standing:
-    """One bot's line in the table."""
-
-    bot: str
-    played: int = 0
-    wins: float = 0.0
-    utilities: list[float] = field(default_factory=list)
-    scores: list[int] = field(default_factory=list)
-    mu: float = 25.0
-    sigma: float = 25.0 / 3
-
-    def utility_interval(self) -> tuple[float, float]:
-        """Mean utility and the half-width of its 95% confidence interval."""
-        n = len(self.utilities)
-        if n == 0:
-            return 0.0, 0.0
-        mean = sum(self.utilities) / n
-        if n == 1:
-            return mean, float("nan")
-        variance = sum((u - mean) ** 2 for u in self.utilities) / (n - 1)
-        return mean, 1.96 * math.sqrt(variance / n)
-
-
-def schedule(
-    game: str,
-    bots: Sequence[str],
-    seat_counts: Sequence[int],
-    rounds: int,
-    options: Sequence[tuple[str, str]] = (),
-    first: int = 1,
-) -> list[Fixture]:
-    """Every lineup of distinct bots at every seat count, each seat rotation once per round,
-    numbered from ``first``.
-
-    With fewer bots than seats, the bot list is repeated so that every seat is filled.
-    """
-    fixtures: list[Fixture] = []
-    for _ in range(rounds):
-        for seats in seat_counts:
-            pool = list(bots) * math.ceil(seats / len(bots))
-            lineups = sorted(set(itertools.combinations(sorted(pool), seats)))
-            for lineup in lineups:
-                for shift in range(seats):
-                    rotated = lineup[shift:] + lineup[:shift]
-                    number = first + len(fixtures)
-                    fixtures.append(Fixture(number, game, rotated, tuple(options)))
-    return fixtures
 
 
 def parse_options(items: Sequence[str]) -> dict[str, str]:
@@ -220,156 +163,206 @@ def plan_games(
     return plans
 
 
-async def play_fixture(client: AsyncClient, fixture: Fixture, move_clock_ms: int) -> Result:
-    """Create the match, seat the bots, play it out, verify its record."""
-    created = await client.create_match(
-        fixture.game,
-        len(fixture.lineup),
-        options=dict(fixture.options),
-        move_clock_ms=move_clock_ms,
-    )
-    # Display names are unique within a match: a bot that plays itself gets its seat added.
-    names = [
-        name if fixture.lineup.count(name) == 1 else f"{name}-{i}"
-        for i, name in enumerate(fixture.lineup)
-    ]
-    seats = [
-        await client.join(created.match_id, seat=i, name=name, entropy=os.urandom(16))
-        for i, name in enumerate(names)
-    ]
-    bots = [
-        make_bot(name, seed=fixture.number * 31 + seat.seat, game=fixture.game)
-        for seat, name in zip(seats, fixture.lineup, strict=True)
-    ]
-    finals = await asyncio.gather(
-        *(play_seat(client, seat, bot) for seat, bot in zip(seats, bots, strict=True))
-    )
-    outcome = finals[0].outcome
-    record = await client.record(created.match_id)
-    problems = verify(record_from_proto(record))
-    return Result(
-        fixture=fixture,
-        match_id=created.match_id,
-        scores=tuple(outcome.scores),
-        ranks=tuple(outcome.ranks),
-        utilities=tuple(outcome.utilities),
-        actions=len(record.actions),
-        clock_defaults=sum(1 for a in record.actions if a.clock_default),
-        verified=not problems,
-        preset_deck=record.preset_deck,
-    )
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """One tournament to create: a game at one seat count between its bots."""
+
+    plan: GamePlan
+    seats: int
 
 
-def standings(results: Sequence[Result]) -> list[Standing]:
-    """Per bot: results and an OpenSkill (Plackett-Luce) rating, in fixture order.
+@dataclass(slots=True)
+class Outcome:
+    """What one tournament gave: its standings and its records' verdicts."""
 
-    A match dealt from preset decks (analysis, puzzles, tests) never counts.
-    """
-    model = PlackettLuce()
-    table: dict[str, Standing] = {}
-    ratings: dict[str, Any] = {}
-    rated = [r for r in results if not r.preset_deck]
-    for result in sorted(rated, key=lambda r: r.fixture.number):
-        lineup = result.fixture.lineup
-        for seat, bot in enumerate(lineup):
-            line = table.setdefault(bot, Standing(bot))
-            line.played += 1
-            winners = sum(1 for r in result.ranks if r == 1)
-            line.wins += (1 / winners) if result.ranks[seat] == 1 else 0.0
-            line.utilities.append(result.utilities[seat])
-            line.scores.append(result.scores[seat])
-        # A bot seated twice in one match is rated once, at its better rank.
-        best: dict[str, int] = {}
-        for seat, bot in enumerate(lineup):
-            best[bot] = min(best.get(bot, 99), result.ranks[seat])
-        if len(best) < 2:
-            continue
-        teams = [[ratings.setdefault(bot, model.rating(name=bot))] for bot in best]
-        new_ratings = model.rate(teams, ranks=list(best.values()))
-        for bot, (rating,) in zip(best, new_ratings, strict=True):
-            ratings[bot] = rating
-    for bot, rating in ratings.items():
-        table[bot].mu, table[bot].sigma = rating.mu, rating.sigma
-    return sorted(table.values(), key=lambda s: s.mu - 3 * s.sigma, reverse=True)
+    planned: Planned
+    tournament_id: str
+    standings: T.Standings | None = None
+    verified: int = 0
+    problems: list[str] = field(default_factory=list)
+    matches: list[dict[str, Any]] = field(default_factory=list)
 
 
-def render(
-    plan: GamePlan, lines: Sequence[Standing], results: Sequence[Result], elapsed: float
-) -> Table:
-    """One game's standings as a rich table, its score named and oriented as the game says."""
-    actions = sum(r.actions for r in results)
-    better = "lower" if plan.lower_is_better else "higher"
-    options = ", ".join(f"{k}={v}" for k, v in plan.options)
-    table = Table(
-        title=f"{plan.name} standings{f' ({options})' if options else ''} - {len(results)} "
-        f"matches, {actions} actions in {elapsed:.1f} s",
-        caption="rating: OpenSkill Plackett-Luce mu +- 2 sigma, ordered by mu - 3 sigma; "
-        "utility: +1 beat everyone .. -1 beaten by everyone, mean +- 95% CI; "
-        f"{plan.score_name}: per match, {better} is better",
-    )
-    for column in ("bot", "played", "wins", "win %", "utility", plan.score_name, "rating"):
-        table.add_column(column, justify="left" if column == "bot" else "right")
-    for line in lines:
-        mean, half = line.utility_interval()
-        table.add_row(
-            line.bot,
-            str(line.played),
-            f"{line.wins:.1f}",
-            f"{100 * line.wins / line.played:.0f}",
-            f"{mean:+.2f} +- {half:.2f}",
-            f"{sum(line.scores) / len(line.scores):.1f}",
-            f"{line.mu:.1f} +- {2 * line.sigma:.1f}",
-        )
-    return table
+def tournaments_of(plans: Sequence[GamePlan], say: Callable[[str], None]) -> list[Planned]:
+    """A tournament per game and seat count that its bots can fill; Refused when a game
+    is left with none."""
+    planned: list[Planned] = []
+    for plan in plans:
+        counts = [n for n in plan.seat_counts if n <= len(plan.bots)]
+        skipped = [n for n in plan.seat_counts if n > len(plan.bots)]
+        if skipped:
+            say(
+                f"{plan.name}: {len(plan.bots)} bots cannot fill "
+                f"{', '.join(map(str, skipped))} seats; skipped"
+            )
+        if not counts:
+            raise Refused(f"{plan.game}: {len(plan.bots)} bot(s) cannot fill any seat count")
+        planned += [Planned(plan, n) for n in counts]
+    return planned
+
+
+class BotProcesses:
+    """One ``speeltafel bot`` process per built-in bot, each with its own token (given in
+    its environment, never on a command line), logging beside the database."""
+
+    def __init__(self, target: str, folder: Path) -> None:
+        self.target = target
+        self.folder = folder
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, bot: str, token: str, games: Sequence[str], concurrency: int) -> None:
+        command = [
+            sys.executable, "-m", "speeltafel.cli", "bot", "--server", self.target,
+            "--bot", bot, "--concurrency", str(concurrency), "--quiet",
+        ]  # fmt: skip
+        for game in games:
+            command += ["--game", game]
+        env = {k: v for k, v in os.environ.items() if k != ORGANISER_TOKEN_ENV}
+        env["SPEELTAFEL_BOT_TOKEN"] = token
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with (self.folder / f"{bot}.log").open("ab") as log:
+            # A session of its own: a Ctrl-C at the terminal reaches the arena alone,
+            # which then stops the bots in order (SIGTERM: they leave the lobby).
+            self.procs[bot] = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=env,
+                start_new_session=True,
+            )
+
+    def dead(self) -> list[str]:
+        """The bots whose process has ended (it should not before the tournaments have)."""
+        return [bot for bot, proc in self.procs.items() if proc.poll() is not None]
+
+    def log_tail(self, bot: str, lines: int = 10) -> str:
+        try:
+            text = (self.folder / f"{bot}.log").read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """SIGTERM to all (they leave the lobby), then wait; SIGKILL what stays."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + BOT_STOP_TIMEOUT_S
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+async def _guard(bots: BotProcesses) -> None:
+    """Fail the run when a bot process dies: its tournaments could never finish."""
+    while True:
+        dead = bots.dead()
+        if dead:
+            raise RuntimeError(f"bot process {dead[0]} ended early:\n{bots.log_tail(dead[0])}")
+        await asyncio.sleep(0.5)
 
 
 async def tournament(
     target: str,
+    organiser_token: str,
     plan_for: Callable[[Sequence[match_service_pb2.GameInfo]], list[GamePlan]],
-    rounds: int,
-    move_clock_ms: int,
-    concurrency: int,
+    args: argparse.Namespace,
+    bot_folder: Path,
     console: Console,
-) -> tuple[list[GamePlan], list[Result]]:
-    """Ask the server for its games, plan them with ``plan_for(offered)``, and play every
-    fixture with at most ``concurrency`` matches at once, showing progress."""
-    results: list[Result] = []
-    gate = asyncio.Semaphore(concurrency)
+) -> list[Outcome]:
+    """Plan from the server's games, issue tokens, start the bot processes, create the
+    tournaments, follow them to the end, then export and verify every record."""
     async with AsyncClient(target) as client:
-        plans: list[GamePlan] = plan_for(await client.list_games())
-        fixtures: list[Fixture] = []
-        for plan in plans:
-            fixtures += schedule(
-                plan.game,
-                plan.bots,
-                plan.seat_counts,
-                rounds,
-                plan.options,
-                first=len(fixtures) + 1,
-            )
-        for plan in plans:
-            options = ", ".join(f"{k}={v}" for k, v in plan.options) or "default options"
-            count = sum(1 for f in fixtures if f.game == plan.game)
-            console.print(
-                f"{plan.name}: {count} matches ({options}; seats "
-                f"{','.join(map(str, plan.seat_counts))}) between {', '.join(plan.bots)}"
-            )
-        columns = (
-            TextColumn("[bold]matches"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
+        plans = plan_for(await client.list_games())
+    planned = tournaments_of(plans, console.print)
+    organiser = (("authorization", f"Bearer {organiser_token}"),)
+    seed = args.seed.encode() if args.seed else b""
+    bots = BotProcesses(target, bot_folder)
+    async with grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) as channel:
+        stub = tournament_pb2_grpc.TournamentServiceStub(channel)  # type: ignore[no-untyped-call]
+        try:
+            games_of: dict[str, list[str]] = {}
+            for plan in plans:
+                for bot in plan.bots:
+                    games_of.setdefault(bot, []).append(plan.game)
+            for bot, games in games_of.items():
+                issued = await stub.IssueBotToken(
+                    T.IssueBotTokenRequest(bot_name=bot), metadata=organiser
+                )
+                bots.start(bot, issued.token, games, args.concurrency)
+            outcomes: list[Outcome] = []
+            for item in planned:
+                plan = item.plan
+                created = await stub.CreateTournament(
+                    T.CreateTournamentRequest(
+                        name=f"{plan.name} {item.seats}p",
+                        game=plan.game,
+                        options=dict(plan.options),
+                        format=FORMATS[args.format],
+                        participants=list(plan.bots),
+                        seats=item.seats,
+                        rounds=args.rounds,
+                        max_matches=args.max_matches,
+                        clock=T.ClockPolicy(move_clock_ms=args.move_clock_ms),
+                        seed=seed,
+                    ),
+                    metadata=organiser,
+                )
+                outcomes.append(Outcome(item, created.tournament.tournament_id))
+                total = created.tournament.matches_total
+                console.print(
+                    f"{plan.name}, {item.seats} seats: {total} matches ({args.format}) between "
+                    f"{', '.join(plan.bots)}"
+                )
+            with Progress(*PROGRESS_COLUMNS, console=console) as progress:
+                followed: asyncio.Future[Any] = asyncio.gather(
+                    *(follow(channel, o.tournament_id, progress) for o in outcomes)
+                )
+                guard: asyncio.Future[Any] = asyncio.ensure_future(_guard(bots))
+                done, _ = await asyncio.wait({followed, guard}, return_when="FIRST_COMPLETED")
+                guard.cancel()
+                if followed not in done:
+                    followed.cancel()
+                    guard.result()  # raises the bot's failure
+                for outcome, standings in zip(outcomes, followed.result(), strict=True):
+                    outcome.standings = standings
+        finally:
+            await asyncio.to_thread(bots.stop)
+        for outcome in outcomes:
+            await _verify_records(stub, outcome)
+    return outcomes
+
+
+async def _verify_records(stub: Any, outcome: Outcome) -> None:
+    """Export the tournament's records and verify each by replay."""
+    stream = stub.ExportRecords(T.ExportRecordsRequest(tournament_id=outcome.tournament_id))
+    async for item in stream:
+        problems = check_record(item.record)
+        record = item.record
+        outcome.matches.append(
+            {
+                "tournament_id": outcome.tournament_id,
+                "fixture": item.fixture,
+                "match_id": record.match_id,
+                "game": record.game,
+                "lineup": list(item.lineup),
+                "scores": list(record.outcome.scores),
+                "ranks": list(record.outcome.ranks),
+                "utilities": list(record.outcome.utilities),
+                "termination": record.outcome.termination,
+                "actions": len(record.actions),
+                "clock_defaults": sum(1 for a in record.actions if a.clock_default),
+                "verified": not problems,
+            }
         )
-        with Progress(*columns, console=console, transient=False) as progress:
-            task = progress.add_task("matches", total=len(fixtures))
-
-            async def one(fixture: Fixture) -> None:
-                async with gate:
-                    results.append(await play_fixture(client, fixture, move_clock_ms))
-                progress.advance(task)
-
-            await asyncio.gather(*(one(f) for f in fixtures))
-    return plans, results
+        if problems:
+            outcome.problems.append(f"match {record.match_id}: {'; '.join(problems)}")
+        else:
+            outcome.verified += 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -386,6 +379,8 @@ def run(args: argparse.Namespace) -> int:
                     check_bot(name, game)
         options = parse_options(args.option)
         seats = [int(s) for s in args.seats.split(",")] if args.seats else None
+        if args.concurrency < 1 or args.rounds < 1:
+            raise Refused("--concurrency and --rounds must be at least 1")
     except ValueError as exc:
         console.print(f"speeltafel run: {exc}")
         return 2
@@ -397,40 +392,67 @@ def run(args: argparse.Namespace) -> int:
     log = db.with_suffix(".log")
     console.print(f"speeltafel: a tournament of {', '.join(bots or BOTS)}; store {db}")
     started = time.monotonic()
+    # A fresh store: the bot tokens and tournaments of an earlier run are not this one's.
+    for stale in (db, Path(f"{db}-wal"), Path(f"{db}-shm"), Path(f"{db}.organiser-token")):
+        stale.unlink(missing_ok=True)
     with ServerProcess(db, db.parent, "--log-level", "warning", log_path=log) as server:
         console.print(f"server listening on {server.target} (log: {log})")
+        # The token the server generated and wrote beside its database (mode 0600), as
+        # any local organiser tool reads it: never in an environment the bots inherit.
+        token = organiser_token("", str(db))
         try:
-            plans, results = asyncio.run(
+            outcomes = asyncio.run(
                 tournament(
                     server.target,
+                    token,
                     plan_for,
-                    args.rounds,
-                    args.move_clock_ms,
-                    args.concurrency,
+                    args,
+                    db.with_suffix(".bots"),
                     console,
                 )
             )
         except Refused as exc:
             console.print(f"speeltafel run: {exc}")
             return 2
+        except RuntimeError as exc:
+            console.print(f"speeltafel run: {exc}")
+            return 1
     elapsed = time.monotonic() - started
-    report: dict[str, Any] = {"matches": [asdict(r) for r in results], "standings": {}}
-    for plan in plans:
-        played = [r for r in results if r.fixture.game == plan.game]
-        lines = standings(played)
-        console.print(render(plan, lines, played, elapsed))
-        report["standings"][plan.game] = [
-            {**asdict(s), "utilities": None, "scores": None} for s in lines
-        ]
-    unverified = [r.match_id for r in results if not r.verified]
-    defaults = sum(r.clock_defaults for r in results)
+    report: dict[str, Any] = {"elapsed_s": round(elapsed, 1), "tournaments": [], "matches": []}
+    for outcome in outcomes:
+        planned = outcome.planned
+        if outcome.standings is not None:
+            title = (
+                f"{planned.plan.name}, {planned.seats} seats - "
+                f"{outcome.standings.matches_counted} matches"
+            )
+            console.print(standings_table(outcome.standings, title))
+            console.print(crosstable(outcome.standings))
+        report["tournaments"].append(
+            {
+                "tournament_id": outcome.tournament_id,
+                "game": planned.plan.game,
+                "seats": planned.seats,
+                "standings": json_format.MessageToDict(
+                    outcome.standings or T.Standings(), preserving_proto_field_name=True
+                ),
+            }
+        )
+        report["matches"] += outcome.matches
+    matches = len(report["matches"])
+    verified = sum(o.verified for o in outcomes)
+    defaults = sum(m["clock_defaults"] for m in report["matches"])
+    for outcome in outcomes:
+        for problem in outcome.problems:
+            console.print(f"[red]not verified[/red] {problem}")
     console.print(
-        f"{len(results) - len(unverified)}/{len(results)} match records verified by replay "
-        f"(seed commitment, legality of every action, final state hash); "
-        f"{defaults} clock defaults."
+        f"{verified}/{matches} match records verified by replay (seed commitment, deal from "
+        f"seed and entropy, every action, final state hash, outcome); {defaults} clock "
+        f"defaults; {elapsed:.1f} s."
     )
     out = Path(args.results)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1))
     console.print(f"results written to {out}")
-    return 1 if unverified else 0
+    unfinished = [o.tournament_id for o in outcomes if o.standings is None]
+    return 1 if verified < matches or unfinished or matches == 0 else 0

@@ -174,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     games.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT")
     games.set_defaults(handler=lambda a: asyncio.run(_games(a)))
 
-    run = commands.add_parser("run", help="a tournament of the built-in bots through a server")
+    run = commands.add_parser(
+        "run", help="a tournament of the built-in bots through a server and its lobby"
+    )
     run.add_argument(
         "--game",
         action="append",
@@ -200,7 +202,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--rounds", type=int, default=3, help="times each fixture list is played")
     run.add_argument("--db", default="var/arena.db", help="the SQLite file of its own server")
     run.add_argument("--move-clock-ms", type=int, default=10_000)
-    run.add_argument("--concurrency", type=int, default=8, help="matches at once")
+    run.add_argument("--concurrency", type=int, default=8, help="matches at once per bot")
+    run.add_argument(
+        "--format",
+        choices=["duplicate", "gauntlet", "round-robin"],
+        default="duplicate",
+        help="the tournaments' format (default duplicate deals)",
+    )
+    run.add_argument(
+        "--max-matches", type=int, default=0, help="cap per tournament (0: the whole schedule)"
+    )
+    run.add_argument("--seed", default="", help="an organiser's seed: reproducible deals")
     run.add_argument("--results", default="var/results.json", help="where to write JSON results")
     run.set_defaults(handler=_run)
 

@@ -29,7 +29,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -266,44 +266,59 @@ def create_request(args: argparse.Namespace) -> T.CreateTournamentRequest:
     )
 
 
-async def watch(
-    channel: grpc.aio.Channel, tournament_id: str, console: Console, show_matches: bool = False
+PROGRESS_COLUMNS = (
+    TextColumn("[bold]{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("{task.fields[running]} running"),
+    TimeElapsedColumn(),
+)
+
+
+async def follow(
+    channel: grpc.aio.Channel,
+    tournament_id: str,
+    progress: Progress,
+    on_finished: Callable[[T.TournamentMatch], None] | None = None,
 ) -> T.Standings | None:
-    """Follow a tournament with a progress bar until it ends; its final standings (None
-    when the stream ended without them, e.g. the server went away)."""
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[running]} running"),
-        TimeElapsedColumn(),
-    )
+    """Follow one tournament on a bar of ``progress`` until it ends; its final standings
+    (None when the stream ended without them, e.g. the server went away)."""
+    bar = progress.add_task(tournament_id, total=None, running=0)
     stream: AsyncIterator[T.WatchTournamentResponse] = _stub(channel).WatchTournament(
         T.WatchTournamentRequest(tournament_id=tournament_id)
     )
-    with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task(tournament_id, total=None, running=0)
-        async for event in stream:
-            kind = event.WhichOneof("kind")
-            if kind == "progress":
-                t = event.progress
-                progress.update(
-                    bar,
-                    description=f"{t.name or t.tournament_id} ({t.game})",
-                    total=t.matches_total,
-                    completed=t.matches_finished,
-                    running=t.matches_running,
-                )
-            elif kind == "match_finished" and show_matches:
-                m = event.match_finished
-                progress.console.print(
-                    f"fixture {m.fixture}: {', '.join(m.lineup)} -> ranks "
-                    f"{list(m.outcome.ranks)} ({m.outcome.termination or 'normal'})"
-                )
-            elif kind == "standings":
-                progress.update(bar, completed=progress.tasks[0].total)
-                return event.standings
+    async for event in stream:
+        kind = event.WhichOneof("kind")
+        if kind == "progress":
+            t = event.progress
+            progress.update(
+                bar,
+                description=f"{t.name or t.tournament_id} ({t.game}, {t.seats} seats)",
+                total=t.matches_total,
+                completed=t.matches_finished,
+                running=t.matches_running,
+            )
+        elif kind == "match_finished" and on_finished is not None:
+            on_finished(event.match_finished)
+        elif kind == "standings":
+            progress.update(bar, running=0)
+            return event.standings
     return None
+
+
+async def watch(
+    channel: grpc.aio.Channel, tournament_id: str, console: Console, show_matches: bool = False
+) -> T.Standings | None:
+    """Follow a tournament with a progress bar until it ends (see :func:`follow`)."""
+    with Progress(*PROGRESS_COLUMNS, console=console, transient=False) as progress:
+
+        def show(m: T.TournamentMatch) -> None:
+            progress.console.print(
+                f"fixture {m.fixture}: {', '.join(m.lineup)} -> ranks "
+                f"{list(m.outcome.ranks)} ({m.outcome.termination or 'normal'})"
+            )
+
+        return await follow(channel, tournament_id, progress, show if show_matches else None)
 
 
 async def export(
