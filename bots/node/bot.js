@@ -4,6 +4,8 @@
 //
 //   node bot.js --server 127.0.0.1:50051 --match ID [--seat N] [--name NAME]
 //   node bot.js --server 127.0.0.1:50051 --match ID --token TOKEN   (an existing seat)
+//   node bot.js --server 127.0.0.1:50051 --bot-token T [--games g1,g2] [--concurrency N]
+//                                       (lobby mode: seated by a tournament director)
 //
 // Options: --seed S (choose a random legal action, seeded; default: the first legal action),
 // --drop-after K (cancel its own stream once after K views, to show the resume),
@@ -24,7 +26,10 @@ const UNARY_DEADLINE_MS = 10_000;
 // ------------------------------------------------------------------ command line
 
 function parseArgs(argv) {
-  const opts = { seat: null, name: '', token: '', dropAfter: 0, resend: false, seed: null };
+  const opts = {
+    seat: null, name: '', token: '', dropAfter: 0, resend: false, seed: null,
+    botToken: '', games: null, concurrency: 1, maxMatches: 0,
+  };
   const flags = new Set(['--resend', '--verbose']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -42,17 +47,26 @@ function parseArgs(argv) {
       case '--token': opts.token = value; break;
       case '--drop-after': opts.dropAfter = Number.parseInt(value, 10); break;
       case '--seed': opts.seed = Number.parseInt(value, 10); break;
+      case '--bot-token': opts.botToken = value; break;
+      case '--games': opts.games = value.split(',').filter(Boolean); break;
+      case '--concurrency': opts.concurrency = Number.parseInt(value, 10); break;
+      case '--max-matches': opts.maxMatches = Number.parseInt(value, 10); break;
       default: usage(`unknown option ${arg}`);
     }
   }
-  if (!opts.server || !opts.match) usage('--server and --match are required');
+  if (!opts.botToken) opts.botToken = process.env.SPEELTAFEL_BOT_TOKEN ?? '';
+  if (!opts.server) usage('--server is required');
+  if (!opts.match && !opts.botToken) usage('--match (one seat) or --bot-token (the lobby) is required');
+  if (!(opts.concurrency >= 1)) usage('--concurrency must be at least 1');
   return opts;
 }
 
 function usage(problem) {
   process.stderr.write(
     `${problem}\nusage: node bot.js --server HOST:PORT --match ID [--seat N] [--name NAME]` +
-      ' [--token TOKEN] [--seed S] [--drop-after K] [--resend] [--verbose]\n',
+      ' [--token TOKEN] [--seed S] [--drop-after K] [--resend] [--verbose]\n' +
+      '       node bot.js --server HOST:PORT --bot-token T [--games G1,G2] [--concurrency N]' +
+      ' [--seed S] [--max-matches K] [--verbose]\n',
   );
   process.exit(2);
 }
@@ -62,7 +76,7 @@ function usage(problem) {
 // The loader settings every dynamic client needs (docs/protocol.md, "Loading the protos"):
 // proto field names, 64-bit integers as strings, zero values present (seat 0!), the name of
 // the set field of each oneof, enum names.
-const definition = protoLoader.loadSync('speeltafel/v1/match_service.proto', {
+const definition = protoLoader.loadSync(['speeltafel/v1/match_service.proto', 'speeltafel/v1/tournament.proto'], {
   keepCase: true,
   longs: String,
   enums: String,
@@ -260,6 +274,7 @@ class Bot {
     }
     if (this.pending !== null && !this.probe) await this.settle();
     const problems = await this.verify();
+    if (problems === null) return { ...this.report(), verified: null, problems: [], sealed: true };
     return { ...this.report(), verified: problems.length === 0, problems };
   }
 
@@ -272,8 +287,12 @@ class Bot {
       try {
         record = (await retrying(this.client, 'GetMatchRecord', { match_id: this.matchId })).record;
       } catch (err) {
-        // not_finished: the server is still storing the end; anything else: no record.
-        if (richError(err).reason !== 'not_finished' || attempt >= 10) return [`no record: ${err.details}`];
+        // not_finished: the server is still storing the end; record_sealed: a duplicate
+        // set's match, whose record is given out once every match of the set has ended
+        // (null: not checked yet); anything else: no record.
+        const reason = richError(err).reason;
+        if (reason === 'record_sealed') return null;
+        if (reason !== 'not_finished' || attempt >= 10) return [`no record: ${err.details}`];
         await sleep(100 * attempt);
       }
     }
@@ -498,8 +517,157 @@ class Bot {
   }
 }
 
+// ------------------------------------------------------------------ the lobby
+
+// Statuses of the lobby stream after which connecting again cannot help.
+const LOBBY_FATAL = new Set([S.UNAUTHENTICATED, S.PERMISSION_DENIED, S.INVALID_ARGUMENT, S.UNIMPLEMENTED, S.ABORTED]);
+
+// A seed per match from the fixture and seat (and --seed), never from ids the server
+// draws, so a tournament created with an organiser's seed replays.
+function matchSeed(base, assignment) {
+  const text = `${base}/${assignment.fixture}/${assignment.seat}`;
+  return crypto.createHash('sha256').update(text).digest().readUInt32BE(0);
+}
+
+// Lobby mode: one LobbyService.Connect stream with the bot token; Register; play every
+// SeatAssignment pushed down the stream on its own Play stream with a fresh Bot (nothing
+// crosses matches), up to --concurrency at once; reconnect with backoff, where the
+// server sends the running matches again (resumed) and a seat already played is not
+// started twice.
+class Lobby {
+  constructor(opts) {
+    this.opts = opts;
+    this.client = new v1.LobbyService(opts.server, grpc.credentials.createInsecure());
+    this.running = new Map(); // `${match_id}/${seat}` -> Promise
+    this.finished = 0;
+    this.failed = 0;
+    this.stopping = false;
+    this.call = null;
+    this.done = null; // resolves run()
+  }
+
+  log(...parts) {
+    if (this.opts.verbose) process.stderr.write(`[node lobby] ${parts.join(' ')}\n`);
+  }
+
+  async games() {
+    if (this.opts.games) return this.opts.games;
+    const matches = new v1.MatchService(this.opts.server, grpc.credentials.createInsecure());
+    const listed = await retrying(matches, 'ListGames', {});
+    matches.close();
+    return listed.games.map((g) => g.game); // it plays any game: it reads only legal_actions
+  }
+
+  async run() {
+    const games = await this.games();
+    let failures = 0;
+    while (!this.stopping) {
+      const outcome = await this.session(games);
+      if (outcome.registered) failures = 0;
+      if (this.stopping) break;
+      if (outcome.error && LOBBY_FATAL.has(outcome.error.code)) {
+        throw Object.assign(new Error(`lobby refused: ${S[outcome.error.code]} ${outcome.error.details}`), {
+          rich: richError(outcome.error),
+        });
+      }
+      failures += 1;
+      this.log('lobby stream ended', outcome.error ? S[outcome.error.code] : 'OK', '; reconnecting');
+      await sleep(Math.min(10_000, 200 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random()));
+    }
+    await Promise.allSettled(this.running.values());
+  }
+
+  session(games) {
+    return new Promise((resolve) => {
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${this.opts.botToken}`);
+      const call = this.client.Connect(md);
+      this.call = call;
+      let registered = false;
+      let settled = false;
+      const finish = (error) => {
+        if (settled) return;
+        settled = true;
+        this.call = null;
+        resolve({ registered, error });
+      };
+      call.on('data', (response) => {
+        if (response.kind === 'registered') {
+          registered = true;
+          const r = response.registered;
+          this.log('registered as', r.bot_name, r.max_concurrent, 'at once, games', r.games.join(','));
+        } else if (response.kind === 'assignment') {
+          this.start(response.assignment);
+        }
+      });
+      call.on('error', (err) => finish(err.code === S.CANCELLED && this.stopping ? null : err));
+      call.on('end', () => finish(null));
+      call.write({
+        register: { games, max_concurrent: this.opts.concurrency, client: `speeltafel node bot.js (node ${process.version})` },
+      });
+    });
+  }
+
+  start(assignment) {
+    const key = `${assignment.match_id}/${assignment.seat}`;
+    if (this.running.has(key)) {
+      this.log('already playing', key, '(resumed)');
+      return;
+    }
+    this.log(assignment.resumed ? 'resuming' : 'seated in', assignment.game, key, 'fixture', assignment.fixture);
+    const bot = new Bot({
+      ...this.opts,
+      match: assignment.match_id,
+      token: assignment.token,
+      seed: this.opts.seed === null ? null : matchSeed(this.opts.seed, assignment),
+      dropAfter: 0,
+      resend: false,
+    });
+    const play = bot
+      .run()
+      .then((report) => {
+        this.finished += 1;
+        const line = { ...report, tournament_id: assignment.tournament_id, fixture: assignment.fixture, game: assignment.game };
+        process.stdout.write(`${JSON.stringify(line)}\n`);
+      })
+      .catch((err) => {
+        this.failed += 1;
+        process.stderr.write(`node bot: match ${assignment.match_id} failed: ${err.message}\n`);
+      })
+      .finally(() => {
+        bot.client.close();
+        this.running.delete(key);
+        if (this.opts.maxMatches && this.finished + this.failed >= this.opts.maxMatches) this.stop();
+      });
+    this.running.set(key, play);
+  }
+
+  // Leave the lobby (no new seats); the running matches play to their end.
+  stop() {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.call) this.call.cancel();
+  }
+}
+
+async function lobbyMain(opts) {
+  const lobby = new Lobby(opts);
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => lobby.stop());
+  try {
+    await lobby.run();
+    lobby.client.close();
+    process.stderr.write(`node bot: left the lobby after ${lobby.finished} matches (${lobby.failed} failed)\n`);
+    process.exit(lobby.failed ? 1 : 0);
+  } catch (err) {
+    process.stderr.write(`node bot failed: ${err.message}\n`);
+    process.exit(1);
+  }
+}
+
 async function main() {
-  const bot = new Bot(parseArgs(process.argv.slice(2)));
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.botToken && !opts.match) return lobbyMain(opts);
+  const bot = new Bot(opts);
   try {
     const report = await bot.run();
     process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -512,4 +680,4 @@ async function main() {
 }
 
 if (require.main === module) main();
-module.exports = { Bot, richError, protoFields, seatMetadata, v1 };
+module.exports = { Bot, Lobby, matchSeed, richError, protoFields, seatMetadata, v1 };

@@ -16,17 +16,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from speeltafel.bots.first_bot import FirstBot
+from speeltafel.cli.verify import check_record
 from speeltafel.sdk.client import AsyncClient
+from speeltafel.sdk.lobby import LobbyClient
 from speeltafel.sdk.runner import RunStats, play_seat
-from speeltafel.sdk.v1 import common_pb2
+from speeltafel.sdk.v1 import common_pb2, tournament_pb2, tournament_pb2_grpc
+from speeltafel.server.rpc.limits import LimitsConfig
 from speeltafel.server.rpc.server import start_server
 from speeltafel.server.store.memory import MemoryStore
 
@@ -157,3 +162,115 @@ async def test_node_bot_plays_a_take5_seat_against_the_python_sdk(node_bot: list
     assert len(record.actions) == summary.version - 1
     assert [a.seq for a in record.actions] == list(range(1, summary.version))
     assert stats.actions == len(record.actions) - len(mine)
+
+
+# --------------------------------------------------------------------------- lobby mode
+
+ORGANISER = "node-test-organiser"
+
+
+async def _node_lobby(command: list[str], token: str) -> asyncio.subprocess.Process:
+    """The Node bot in lobby mode, its bot token in the environment (not on its command
+    line, as an operator would run it)."""
+    return await asyncio.create_subprocess_exec(
+        *command,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "SPEELTAFEL_BOT_TOKEN": token},
+    )
+
+
+async def test_node_bot_is_seated_by_the_tournament_director(node_bot: list[str]) -> None:
+    """Lobby mode: the Node bot registers with its bot token, plays every seat the director
+    pushes (several at once), and its matches count in the standings like a Python bot's."""
+    running = await start_server(MemoryStore(), limits=LimitsConfig(organiser_token=ORGANISER))
+    target = f"127.0.0.1:{running.port}"
+    organiser = (("authorization", f"Bearer {ORGANISER}"),)
+    lobby: LobbyClient | None = None
+    task: asyncio.Task[None] | None = None
+    try:
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)  # type: ignore[no-untyped-call]
+            tokens = {
+                name: (
+                    await stub.IssueBotToken(
+                        tournament_pb2.IssueBotTokenRequest(bot_name=name), metadata=organiser
+                    )
+                ).token
+                for name in ("node", "python")
+            }
+            created = await stub.CreateTournament(
+                tournament_pb2.CreateTournamentRequest(
+                    game="take5",
+                    options={"edition": "trial", "deals": "1"},
+                    format=tournament_pb2.TOURNAMENT_FORMAT_DUPLICATE,
+                    participants=["node", "python"],
+                    seats=2,
+                    rounds=2,
+                    seed=b"node lobby",
+                    clock=tournament_pb2.ClockPolicy(move_clock_ms=10_000),
+                ),
+                metadata=organiser,
+            )
+            tournament_id = created.tournament.tournament_id
+            total = created.tournament.matches_total
+            assert total == 4  # two duplicate sets of two seatings
+            node = await _node_lobby(
+                [*node_bot, "--server", target, "--games", "take5", "--concurrency", "2",
+                 "--seed", "5", "--max-matches", str(total), "--verbose"],
+                tokens["node"],
+            )  # fmt: skip
+            lobby = LobbyClient(
+                target, tokens["python"], lambda _a: FirstBot(), games=["take5"], max_concurrent=2
+            )
+            task = asyncio.ensure_future(lobby.run())
+            out, err = await asyncio.wait_for(node.communicate(), 4 * PLAY_TIMEOUT_S)
+            log = err.decode(errors="replace")
+            assert node.returncode == 0, log
+            standings = (
+                await stub.GetStandings(
+                    tournament_pb2.GetStandingsRequest(tournament_id=tournament_id)
+                )
+            ).standings
+            records = [
+                item
+                async for item in stub.ExportRecords(
+                    tournament_pb2.ExportRecordsRequest(tournament_id=tournament_id)
+                )
+            ]
+    finally:
+        if lobby is not None:
+            lobby.stop(drain=False)
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+        await running.stop(0.1)
+
+    reports = [json.loads(line) for line in out.decode().strip().splitlines()]
+    assert "registered as node" in log
+    assert sorted(r["fixture"] for r in reports) == list(range(total)), log
+    for report in reports:
+        assert report["tournament_id"] == tournament_id
+        assert report["outcome"]["termination"] == "normal"
+        # A duplicate set's record is sealed until its set ends: checked then, or later.
+        assert report["verified"] is True or report.get("sealed") is True, report
+    assert standings.matches_counted == total
+    assert {row.participant for row in standings.rows} == {"node", "python"}
+    assert all(row.matches == total for row in standings.rows)
+    assert len(records) == total
+    for item in records:
+        assert check_record(item.record) == [], item.fixture
+        node_seat = list(item.lineup).index("node")
+        assert any(a.seat == node_seat and not a.clock_default for a in item.record.actions)
+
+
+async def test_node_bot_with_an_unknown_bot_token_is_refused(node_bot: list[str]) -> None:
+    running = await start_server(MemoryStore(), limits=LimitsConfig(organiser_token=ORGANISER))
+    try:
+        node = await _node_lobby(
+            [*node_bot, "--server", f"127.0.0.1:{running.port}", "--games", "take5"], "bogus"
+        )
+        _, err = await asyncio.wait_for(node.communicate(), PLAY_TIMEOUT_S)
+    finally:
+        await running.stop(0.1)
+    assert node.returncode == 1
+    assert "lobby refused: UNAUTHENTICATED" in err.decode()
