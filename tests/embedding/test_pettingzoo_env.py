@@ -32,7 +32,7 @@ def test_pettingzoos_api_test_passes(game_id: str) -> None:
 @pytest.mark.parametrize("game_id", GAMES)
 def test_random_agents_finish_with_the_outcomes_utilities(game_id: str) -> None:
     spec = api.game(game_id)
-    seats = spec.seats_for()[1]
+    seats = spec.seats_for()[0]
     table = pettingzoo_env.raw_env(game_id, seats, seed=3)
     table.reset(seed=11)
     rng = np.random.default_rng(0)
