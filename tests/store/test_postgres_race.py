@@ -26,13 +26,14 @@ import pytest
 
 from speeltafel.server.store.base import ActionRow, AppendStatus, MatchCreated
 
-pytestmark = pytest.mark.slow
+# Round trips of three processes: slow on a loaded 2-core machine, hence its own timeout.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 PROCESSES = 3
 TASKS = 4  # writer tasks per process
 MATCHES = 4
-ACTIONS = 150  # per match: the run stops once each match has this many
-RUN_TIMEOUT_S = 90
+ACTIONS = 40  # per match: the run stops once each match has this many
+RUN_TIMEOUT_S = 240
 
 
 def created(match_id: str) -> MatchCreated:
