@@ -42,7 +42,8 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NewType, Protocol, TypeAlias, TypeVar, runtime_checkable
+from operator import attrgetter
+from typing import Any, NewType, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
 
 Seat = NewType("Seat", int)
 
@@ -513,6 +514,10 @@ class SeatRange:
     max_seats: int
 
 
+_RESOLVED: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[Any, dict[str, OptionValue]]] = {}
+_RESOLVED_KEPT = 1024  # distinct (game, options) kept; cleared when full
+
+
 @dataclass(frozen=True, slots=True)
 class GameInfo:
     """The declarative description of a game that generic tests and ListGames rely on."""
@@ -545,7 +550,26 @@ class GameInfo:
         return low, high
 
     def resolve_options(self, given: Mapping[str, str]) -> dict[str, OptionValue]:
-        """Every option typed, defaults filled in; unknown names are an error, never ignored."""
+        """Every option typed, defaults filled in; unknown names are an error, never ignored.
+
+        Remembered per game and options (a search bot's playouts start thousands of
+        matches with the same options; a long list option costs tens of microseconds to
+        parse). Only successes are kept, and each caller gets its own copy of the dict.
+        """
+        try:
+            key = (id(self), tuple(sorted(given.items())))
+            kept = _RESOLVED.get(key)
+        except TypeError:  # values that do not sort or hash: no memo, the parse says why
+            return self._resolve_options(given)
+        if kept is not None and kept[0] is self:
+            return dict(kept[1])
+        resolved = self._resolve_options(given)
+        if len(_RESOLVED) >= _RESOLVED_KEPT:
+            _RESOLVED.clear()
+        _RESOLVED[key] = (self, resolved)
+        return dict(resolved)
+
+    def _resolve_options(self, given: Mapping[str, str]) -> dict[str, OptionValue]:
         known = {spec.name: spec for spec in self.options}
         unknown = sorted(set(given) - set(known))
         if unknown:
@@ -627,9 +651,47 @@ def refuse_unless_legal(
     illegal action legal; if it finds no reason, the refusal is the generic
     ``IllegalAction`` with rule ``not_legal``.
     """
+    # Identity first: callers nearly always pass one of the very objects legal_actions
+    # built, and ``in`` would call the dataclass __eq__ of every action before it.
+    for candidate in legal:
+        if candidate is action:
+            return
     if action in legal:
         return
     raise why() or IllegalAction("that action is not legal now", rule="not_legal")
+
+
+G_ = TypeVar("G_")
+S_ = TypeVar("S_")
+R_ = TypeVar("R_")
+
+
+def remember_last(method: Callable[[G_, S_, int], R_]) -> Callable[[G_, S_, int], R_]:
+    """``legal_actions`` that remembers its last answer: the same state object and seat give
+    the same (immutable) result without recomputing it.
+
+    A caller asks ``legal_actions(state, seat)`` and then ``apply``s one of them, and
+    ``apply`` asks again (:func:`refuse_unless_legal`); a bot's playouts and the runtime do
+    this on every move. States are immutable values, so the answer for one state object
+    never changes; the memo holds that object, so its identity cannot be reused while the
+    entry lives. One entry per decorated method: it costs one state's memory.
+    """
+    # One tuple swapped whole, so a thread never sees the parts of two different entries.
+    last: list[tuple[Any, Any, int, Any]] = [(None, None, -1, None)]
+
+    def remembered(game: G_, state: S_, seat: int) -> R_:
+        entry = last[0]
+        if entry[1] is state and entry[2] == seat and entry[0] is game:
+            result: R_ = entry[3]
+            return result
+        result = method(game, state, seat)
+        last[0] = (game, state, seat, result)
+        return result
+
+    remembered.__name__ = getattr(method, "__name__", "legal_actions")
+    remembered.__qualname__ = getattr(method, "__qualname__", remembered.__name__)
+    remembered.__doc__ = method.__doc__
+    return remembered
 
 
 def refusal(game: GameAny, state: Any, seat: int, action: Any) -> EngineError | None:
@@ -640,6 +702,54 @@ def refusal(game: GameAny, state: Any, seat: int, action: Any) -> EngineError | 
     except EngineError as error:
         return error
     return None
+
+
+# --------------------------------------------------------------------------- fast values
+
+
+def fast_constructor(cls: type[T]) -> Callable[..., T]:
+    """A constructor of the frozen slots dataclass ``cls`` taking every field positionally,
+    about five times cheaper than ``cls(...)``; what it returns is an ordinary ``cls``
+    value (equal, hashed, frozen and encoded like any other).
+
+    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__`` (its
+    own ``__setattr__`` refuses), which dominates building a game state of 15-20 fields on
+    every move. Here a plain twin class with the very same slots stores the fields
+    directly and then becomes ``cls`` by ``__class__`` assignment, which Python allows
+    between classes of identical layout. Only for a dataclass without ``__post_init__``
+    whose only base is ``object``: anything else is refused here, at import time.
+    """
+    names = tuple(getattr(cls, "__dataclass_fields__", {}))
+    if (
+        not names
+        or cls.__bases__ != (object,)
+        or tuple(getattr(cls, "__slots__", ())) != names
+        or hasattr(cls, "__post_init__")
+    ):
+        raise TypeError(f"{cls.__name__} is not a plain slots dataclass")
+    lines = [f"def __init__(self, {', '.join(names)}):"]
+    lines += [f"    self.{name} = {name}" for name in names]
+    lines.append("    self.__class__ = frozen")
+    namespace: dict[str, Any] = {}
+    exec("\n".join(lines), {"frozen": cls}, namespace)  # names are the class's own fields
+    twin = type(f"_{cls.__name__}Twin", (), {"__slots__": names, "__init__": namespace["__init__"]})
+    return cast(Callable[..., T], twin)
+
+
+def evolver(cls: type[T]) -> Callable[..., T]:
+    """``dataclasses.replace`` for the frozen slots dataclass ``cls`` without its per-call
+    introspection, built on :func:`fast_constructor` (a game's ``_evolve``)."""
+    build = fast_constructor(cls)
+    values = attrgetter(*cls.__dataclass_fields__)  # type: ignore[attr-defined]
+    index = {name: i for i, name in enumerate(cls.__dataclass_fields__)}  # type: ignore[attr-defined]
+
+    def evolve(state: T, **changes: Any) -> T:
+        fields = list(values(state))
+        for name, value in changes.items():
+            fields[index[name]] = value
+        return build(*fields)
+
+    return evolve
 
 
 # --------------------------------------------------------------------------- interface

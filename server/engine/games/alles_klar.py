@@ -89,9 +89,9 @@ rules_version history:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
@@ -111,8 +111,10 @@ from speeltafel.server.engine.core import (
     Rng,
     bool_option,
     choice_option,
+    evolver,
     int_list_option,
     refuse_unless_legal,
+    remember_last,
 )
 
 SETS = ("P", "S1", "S2", "S3", "S4", "S5", "W")
@@ -264,11 +266,10 @@ class AllesObservation:
 
 
 _STATE_HEADER = {"game": "alles_klar", "format": 1}
-_FIELDS = tuple(f.name for f in fields(AllesState))
 
 
-def _evolve(state: AllesState, **changes: Any) -> AllesState:
-    return AllesState(*[changes[n] if n in changes else getattr(state, n) for n in _FIELDS])
+# ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
+_evolve = evolver(AllesState)
 
 
 def face_up(trick: Sequence[Play]) -> tuple[bool, ...]:
@@ -375,6 +376,7 @@ class AllesKlar:
         """The player whose turn it is; () at the end."""
         return () if state.phase is Phase.OVER else (state.turn,)
 
+    @remember_last
     def legal_actions(self, state: AllesState, seat: int) -> tuple[AllesAction, ...]:
         """Every card in hand in the stable order; a double card once per numeral, lower
         first."""

@@ -106,7 +106,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -126,9 +126,11 @@ from speeltafel.server.engine.core import (
     Outcome,
     Presets,
     Rng,
+    evolver,
     int_list_option,
     int_option,
     refuse_unless_legal,
+    remember_last,
 )
 
 NUMBERS = ("0", "1", "2", "3", "4", "5", "6")
@@ -321,7 +323,6 @@ class BeverObservation:
 
 
 _STATE_HEADER = {"game": "beverbende", "format": 1}
-_FIELDS = tuple(f.name for f in fields(BeverState))
 
 
 class _Table:
@@ -390,8 +391,8 @@ class _Table:
         return _evolve(self.s, **base)
 
 
-def _evolve(state: BeverState, **changes: Any) -> BeverState:
-    return BeverState(*[changes[n] if n in changes else getattr(state, n) for n in _FIELDS])
+# ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
+_evolve = evolver(BeverState)
 
 
 def _round_start(
@@ -558,6 +559,7 @@ class Beverbende:
         """The actor, one seat at a time."""
         return () if state.phase is Phase.OVER else (state.actor,)
 
+    @remember_last
     def legal_actions(self, state: BeverState, seat: int) -> tuple[BeverAction, ...]:
         """The actor's actions in the rules file's order (section 5)."""
         if state.phase is Phase.OVER or seat != state.actor:

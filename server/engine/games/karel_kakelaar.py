@@ -103,11 +103,12 @@ rules_version history:
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
@@ -125,10 +126,12 @@ from speeltafel.server.engine.core import (
     Outcome,
     Presets,
     Rng,
+    evolver,
     int_list_option,
     int_option,
     named_presets,
     refuse_unless_legal,
+    remember_last,
 )
 
 COLOURS = ("red", "yellow", "green", "blue", "purple")
@@ -203,7 +206,10 @@ def biddable(card: str) -> bool:
 
 def in_card_order(cards: Sequence[str]) -> tuple[str, ...]:
     """``cards`` in card order: chickens by colour and value, worms by value and copy, hens."""
-    return tuple(sorted(cards, key=lambda c: CARDS[c].order))
+    return tuple(sorted(cards, key=_CARD_ORDER.__getitem__))
+
+
+_CARD_ORDER = {card: info.order for card, info in CARDS.items()}  # in_card_order's key
 
 
 def chickens(colour: str) -> tuple[str, ...]:
@@ -362,13 +368,12 @@ class KarelObservation:
 
 
 _STATE_HEADER = {"game": "karel_kakelaar", "format": 1}
-_FIELDS = tuple(f.name for f in fields(KarelState))
 _BIDS = {card: KarelAction(ActionKind.BID, card) for card in CARDS}
+_HENS = frozenset(card for card in CARDS if not biddable(card))  # the mother hens
 
 
-def _evolve(state: KarelState, **changes: Any) -> KarelState:
-    """``dataclasses.replace`` without its per-call introspection."""
-    return KarelState(*[changes[n] if n in changes else getattr(state, n) for n in _FIELDS])
+# ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
+_evolve = evolver(KarelState)
 
 
 def _bidders(players: int) -> int:
@@ -377,11 +382,16 @@ def _bidders(players: int) -> int:
 
 def _eligible(hand: Sequence[str], discard: Sequence[str]) -> bool:
     """Whether a player decides about a mother hen (holds one, own discard not empty)."""
-    return bool(discard) and any(CARDS[c].kind is CardKind.MOTHER_HEN for c in hand)
+    return bool(discard) and not _HENS.isdisjoint(hand)
 
 
 def _hen_plays(hand: Sequence[str], discard: Sequence[str]) -> tuple[KarelAction, ...]:
-    hen = next(c for c in hand if CARDS[c].kind is CardKind.MOTHER_HEN)
+    return _hen_takes(next(c for c in hand if c in _HENS), tuple(discard))
+
+
+@functools.lru_cache(maxsize=4096)
+def _hen_takes(hen: str, discard: tuple[str, ...]) -> tuple[KarelAction, ...]:
+    """The plays of ``hen`` on a discard pile (remembered: piles recur across matches)."""
     pile = in_card_order(discard)
     takes = itertools.combinations(pile, 2) if len(pile) >= 2 else ((pile[0],),)
     return tuple(KarelAction(ActionKind.PLAY_MOTHER_HEN, hen, take) for take in takes)
@@ -542,19 +552,27 @@ class KarelKakelaar:
     def to_act(self, state: KarelState) -> tuple[int, ...]:
         """Players still to bid (with a card to bid), or still to decide about a hen."""
         if state.phase is Phase.BID:
+            # A hand with something to bid is one that is not all mother hens.
+            hands = state.hands
             return tuple(
-                s
-                for s in range(state.players)
-                if state.bids[s] is None and any(biddable(c) for c in state.hands[s])
+                [
+                    s
+                    for s, bid in enumerate(state.bids)
+                    if bid is None and not _HENS.issuperset(hands[s])
+                ]
             )
         if state.phase is Phase.MOTHER_HEN:
+            hands, discards = state.hands, state.discards
             return tuple(
-                s
-                for s in range(state.players)
-                if state.decisions[s] is None and _eligible(state.hands[s], state.discards[s])
+                [
+                    s
+                    for s, decision in enumerate(state.decisions)
+                    if decision is None and _eligible(hands[s], discards[s])
+                ]
             )
         return ()
 
+    @remember_last
     def legal_actions(self, state: KarelState, seat: int) -> tuple[KarelAction, ...]:
         """Bids: every chicken and worm in hand. Mother hen: each take, then the skip."""
         if not 0 <= seat < state.players:
@@ -562,7 +580,7 @@ class KarelKakelaar:
         if state.phase is Phase.BID:
             if state.bids[seat] is not None:
                 return ()
-            return tuple([_BIDS[c] for c in state.hands[seat] if biddable(c)])
+            return tuple([_BIDS[c] for c in state.hands[seat] if c not in _HENS])
         if state.phase is Phase.MOTHER_HEN:
             hand, discard = state.hands[seat], state.discards[seat]
             if state.decisions[seat] is not None or not _eligible(hand, discard):

@@ -100,9 +100,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
@@ -121,9 +121,11 @@ from speeltafel.server.engine.core import (
     Presets,
     Rng,
     choice_option,
+    evolver,
     int_list_option,
     int_option,
     refuse_unless_legal,
+    remember_last,
 )
 
 DEFAULT_MONEY = (10, 25, 100, 250, 500)
@@ -242,6 +244,27 @@ def add(card: Card) -> SneakyBastardAction:
     return SneakyBastardAction(ActionKind.ADD, card)
 
 
+_ADDS: dict[int, tuple[tuple[Card, ...], tuple[SneakyBastardAction, ...]]] = {}
+_ADDS_KEPT = 4096  # hands remembered; cleared when full
+
+
+def _adds(hand: tuple[Card, ...]) -> tuple[SneakyBastardAction, ...]:
+    """One ``add`` per distinct card of ``hand``, in hand order.
+
+    Remembered by the hand tuple's identity (a hand is shared, unchanged, by every state
+    until its owner lays a card; the entry holds the tuple, so the identity stays its
+    own): hashing each card to drop duplicates was most of ``legal_actions``.
+    """
+    kept = _ADDS.get(id(hand))
+    if kept is not None and kept[0] is hand:
+        return kept[1]
+    adds = tuple([add(card) for card in dict.fromkeys(hand)])
+    if len(_ADDS) >= _ADDS_KEPT:
+        _ADDS.clear()
+    _ADDS[id(hand)] = (hand, adds)
+    return adds
+
+
 @dataclass(frozen=True, slots=True)
 class Move:
     """One move of the public history: who played what in which round."""
@@ -321,12 +344,10 @@ class SneakyBastardObservation:
 
 
 _STATE_HEADER = {"game": "sneaky_bastard", "format": 1}
-_FIELDS = tuple(f.name for f in fields(SneakyBastardState))
 
 
-def _evolve(state: SneakyBastardState, **changes: Any) -> SneakyBastardState:
-    """``dataclasses.replace`` without its per-call introspection."""
-    return SneakyBastardState(*[changes[n] if n in changes else getattr(state, n) for n in _FIELDS])
+# ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
+_evolve = evolver(SneakyBastardState)
 
 
 def starting_hand(money: Sequence[int]) -> tuple[Card, ...]:
@@ -474,6 +495,7 @@ class SneakyBastard:
         """The one seat whose turn it is (several steps of one turn stay with it)."""
         return () if state.phase is Phase.OVER else (state.turn,)
 
+    @remember_last
     def legal_actions(
         self, state: SneakyBastardState, seat: int
     ) -> tuple[SneakyBastardAction, ...]:
@@ -502,7 +524,7 @@ class SneakyBastard:
                 out.append(SNEAK)
         elif status is Status.SNEAK and state.pending and laid > _highest_sneaky_bid(state, seat):
             out.append(RAISE)
-        out.extend(add(card) for card in dict.fromkeys(state.hands[seat]))
+        out.extend(_adds(state.hands[seat]))
         return tuple(out)
 
     def default_action(self, state: SneakyBastardState, seat: int) -> SneakyBastardAction:

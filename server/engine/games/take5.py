@@ -60,9 +60,9 @@ rules_version history:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
@@ -82,9 +82,12 @@ from speeltafel.server.engine.core import (
     Rng,
     SeatRange,
     choice_option,
+    evolver,
+    fast_constructor,
     int_option,
     named_presets,
     refuse_unless_legal,
+    remember_last,
 )
 
 ROW_LIMIT = 5  # a row holds at most five cards; the sixth takes them
@@ -242,12 +245,9 @@ _ROWS = {
 }
 
 
-_FIELDS = tuple(f.name for f in fields(Take5State))
-
-
-def _evolve(state: Take5State, **changes: Any) -> Take5State:
-    """``dataclasses.replace`` without its per-call introspection (the engine's hot path)."""
-    return Take5State(*[changes[n] if n in changes else getattr(state, n) for n in _FIELDS])
+# ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
+_evolve = evolver(Take5State)
+_build = fast_constructor(Take5State)  # every field, positionally
 
 
 def _totals(state: Take5State) -> tuple[int, ...]:
@@ -372,11 +372,12 @@ class Take5:
     def to_act(self, state: Take5State) -> tuple[int, ...]:
         """Uncommitted seats while selecting; the chooser during a row choice."""
         if state.phase is Phase.SELECT:
-            return tuple(s for s in range(state.seats) if state.selected[s] is None)
+            return tuple([s for s, card in enumerate(state.selected) if card is None])
         if state.phase is Phase.ROW_CHOICE:
             return (state.to_place[0][1],)
         return ()
 
+    @remember_last
     def legal_actions(self, state: Take5State, seat: int) -> tuple[Take5Action, ...]:
         """Every card in hand while selecting; every row for the chooser."""
         if state.phase is Phase.SELECT:
@@ -434,11 +435,19 @@ class Take5:
 
     def _select(self, state: Take5State, seat: int, card: int) -> Take5State:
         hands = list(state.hands)
-        hands[seat] = tuple(c for c in hands[seat] if c != card)
+        hand = hands[seat]
+        at = hand.index(card)  # legal, so in the hand (once: the cards are distinct)
+        hands[seat] = hand[:at] + hand[at + 1 :]
         selected = list(state.selected)
         selected[seat] = card
-        if any(c is None for c in selected):
-            return _evolve(state, hands=tuple(hands), selected=tuple(selected))
+        if None in selected:
+            # Only sealed: built field by field, the hot path of every turn but the last.
+            s = state
+            return _build(
+                s.edition, s.deals, s.end_score, s.seats, s.dealer, s.deal, s.turn, s.phase,
+                s.rows, tuple(hands), s.unused, tuple(selected), s.to_place, s.penalties,
+                s.deal_scores, s.history,
+            )  # fmt: skip
         # The last seat committed: reveal everything at once and start placing.
         revealed = tuple((s, c) for s, c in enumerate(selected) if c is not None)
         state = _evolve(
