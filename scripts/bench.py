@@ -12,7 +12,9 @@ numbers drift between runs, ratios much less):
     optional extra ``bench``), driven the same way from Python in the same run: chance
     nodes sampled, only player moves counted. The target is at most 4x hearts per move
     for every game. The contestants take turns in short slices, so a load that comes and
-    goes on a shared machine falls on all of them alike.
+    goes on a shared machine falls on all of them alike, and each one's time is the CPU
+    time of this thread (``time.thread_time``), not the wall clock: other processes
+    waiting for the same cores are not counted as cost.
 (b) game path: a real server (a subprocess on an SQLite file in a temporary folder) and
     this process as the client: 16 Take 5 matches of 4 random bots each, every seat played
     by ``play_seat`` over its own Play stream, a new match started whenever one ends, for a
@@ -239,7 +241,7 @@ def game_slice(result: EngineResult, chooser: random.Random, seconds: float) -> 
     choice, options, seats = chooser.choice, result.options, result.seats
     playouts = result.playouts
     actions = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.thread_time()
     end = start + seconds
     now = start
     while now < end:
@@ -250,7 +252,7 @@ def game_slice(result: EngineResult, chooser: random.Random, seconds: float) -> 
             actions += 1
         playouts += 1
         now = time.perf_counter()
-    result.seconds += now - start
+    result.seconds += time.thread_time() - cpu_start
     result.playouts = playouts
     result.actions += actions
 
@@ -271,7 +273,7 @@ def hearts_slice(result: EngineResult, hearts: Any, chooser: random.Random, seco
     out (ours deal inside ``new`` and ``apply``, which are timed too)."""
     choice = chooser.choice
     playouts = actions = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.thread_time()
     end = start + seconds
     now = start
     while now < end:
@@ -284,7 +286,7 @@ def hearts_slice(result: EngineResult, hearts: Any, chooser: random.Random, seco
                 actions += 1
         playouts += 1
         now = time.perf_counter()
-    result.seconds += now - start
+    result.seconds += time.thread_time() - cpu_start
     result.playouts += playouts
     result.actions += actions
 
