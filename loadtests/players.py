@@ -193,11 +193,16 @@ class _ReportedStream:
 
 
 def reporting_client(target: str, fire: Fire) -> Client:
-    """The SDK's blocking client on its own channel, every call reported to ``fire``."""
+    """The SDK's blocking client on its own connection, every call reported to ``fire``.
+
+    grpc shares a connection (subchannel) between channels of the same target and options
+    unless told otherwise: without the local pool, many users would ride one connection
+    and meet its per-connection limits together, which no set of real bots does."""
     from speeltafel.sdk.client import CHANNEL_OPTIONS
 
+    options = [*CHANNEL_OPTIONS, ("grpc.use_local_subchannel_pool", 1)]
     channel = grpc.intercept_channel(
-        grpc.insecure_channel(target, options=CHANNEL_OPTIONS), ReportingInterceptor(fire)
+        grpc.insecure_channel(target, options=options), ReportingInterceptor(fire)
     )
     return Client(target, channel=channel)
 
