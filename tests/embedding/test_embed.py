@@ -245,7 +245,7 @@ async def test_the_documented_example_serves_a_match(tmp_path: Path) -> None:
     serving = asyncio.create_task(namespace["serve"](port, tmp_path / "games.db", stop, calls))
     try:
         async with AsyncClient(f"127.0.0.1:{port}") as client:
-            for _ in range(100):  # the example starts its server in its own task
+            for _ in range(600):  # the example starts its server in its own task
                 try:
                     await client.list_games()
                     break
