@@ -91,10 +91,16 @@ async def play_seat(
     ]
     | None = None,
     stats: RunStats | None = None,
+    every_view: bool = False,
 ) -> common_pb2.View:
     """Play ``seat`` with ``bot`` until the match ends; returns the final view.
 
-    ``on_view`` sees every view; ``on_ack`` every accepted action with its request.
+    ``on_view`` sees every view it is sent; ``on_ack`` every accepted action with its
+    request. By default the stream asks for views only when the seat must act, plus the
+    final view (``Subscribe.only_when_acting``): a bot chooses from one view per decision,
+    and the server sends a fraction of the messages (other seats' sealed commitments are
+    not pushed to it; every view carries the deal's public history). ``every_view=True``
+    asks for every version, as a tool that watches the match does.
     """
     stats = stats if stats is not None else RunStats()
     last_version = 0
@@ -107,7 +113,9 @@ async def play_seat(
         call = client.play_stream(seat)
         try:
             subscribe = match_service_pb2.Subscribe(
-                match_id=seat.match_id, since_version=last_version
+                match_id=seat.match_id,
+                since_version=last_version,
+                only_when_acting=not every_view,
             )
             await call.write(match_service_pb2.PlayRequest(subscribe=subscribe))
             if pending is not None:
@@ -133,7 +141,9 @@ async def play_seat(
                 if kind == "subscribed":
                     # Live. Holding the view of the match's current version (nothing was
                     # missed), act on it now: no view follows until the match moves on.
-                    # Otherwise the views since last_version follow: act on those.
+                    # Otherwise the views since last_version follow: act on those (asking
+                    # only for views when acting, the server sends the current view when
+                    # the seat must act now).
                     if latest is None or latest.version != response.subscribed.version:
                         continue
                 elif kind == "view":

@@ -247,12 +247,14 @@ class SubmitActionResponse(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., version: _Optional[int] = ..., duplicate: _Optional[bool] = ...) -> None: ...
 
 class Subscribe(_message.Message):
-    __slots__ = ("match_id", "since_version")
+    __slots__ = ("match_id", "since_version", "only_when_acting")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SINCE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    ONLY_WHEN_ACTING_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     since_version: int
-    def __init__(self, match_id: _Optional[str] = ..., since_version: _Optional[int] = ...) -> None: ...
+    only_when_acting: bool
+    def __init__(self, match_id: _Optional[str] = ..., since_version: _Optional[int] = ..., only_when_acting: _Optional[bool] = ...) -> None: ...
 
 class PlayRequest(_message.Message):
     __slots__ = ("subscribe", "submit")

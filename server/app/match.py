@@ -55,6 +55,7 @@ from speeltafel.server.store.base import (
 
 HISTORY = 64  # snapshots kept per match for resuming streams without a gap
 CACHED_VERSIONS = 4  # the newest snapshots keep their shared view parts
+REPLAY_HISTORY = 8  # snapshots a replayed match starts with (see Match.replay)
 
 
 CLOCK_PREFIX = "clock:"
@@ -85,6 +86,7 @@ class Snapshot:
     deadlines: tuple[int, ...]  # per seat, server unix ms; 0 when not acting
     outcome: Outcome | None
     banks: tuple[int, ...] = ()  # per seat: time bank left, ms
+    begins: frozenset[int] = frozenset()  # seats whose decision begins at this version
     # What the transport derives once per version and shares among subscribers (the public
     # part of the views); not part of the snapshot's value.
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -99,14 +101,32 @@ class Update:
     result: Any = None
 
 
+def wanted_by(seat: int | None, snapshot: Snapshot) -> bool:
+    """Whether a subscriber that asked for views only when it must act wants ``snapshot``:
+    one of its decisions begins there, or the match is over."""
+    return snapshot.status == "finished" or (seat is not None and seat in snapshot.begins)
+
+
 class Outbox:
     """A subscriber's queue. When views pile up past ``limit`` (a slow reader), they are
     replaced by one fresh snapshot marked resync; results of the client's own requests are
     never dropped, so a client that sends without reading is made to wait instead
-    (:meth:`room_for_result`)."""
+    (:meth:`room_for_result`).
 
-    def __init__(self, seat: int | None, limit: int = 256, result_limit: int = 64) -> None:
+    ``only_when_acting``: the subscriber wants a view only where one of its decisions
+    begins, plus the final view and any resync (see :func:`wanted_by`); the others are not
+    queued at all. A bot then gets one view per decision instead of one per version: in
+    Take 5, four seats committing sealed cards made 16 views, and now make 4."""
+
+    def __init__(
+        self,
+        seat: int | None,
+        limit: int = 256,
+        result_limit: int = 64,
+        only_when_acting: bool = False,
+    ) -> None:
         self.seat = seat
+        self.only_when_acting = only_when_acting
         self.limit = limit
         self.result_limit = result_limit
         self._items: deque[Update] = deque()
@@ -116,8 +136,13 @@ class Outbox:
         self._room = asyncio.Event()
         self._room.set()
 
-    def push_snapshot(self, snapshot: Snapshot, resync: bool = False) -> None:
-        """Queue a view; collapse the backlog into one resync snapshot when over the limit."""
+    def push_snapshot(self, snapshot: Snapshot, resync: bool = False, always: bool = False) -> None:
+        """Queue a view; collapse the backlog into one resync snapshot when over the limit.
+
+        ``always``: queue it even when the subscriber wants views only when it must act
+        (the runtime chose it for the subscription's backlog)."""
+        if self.only_when_acting and not (resync or always or wanted_by(self.seat, snapshot)):
+            return
         if self._views >= self.limit:
             self._items = deque(u for u in self._items if u.snapshot is None)
             self._views = 0
@@ -198,6 +223,9 @@ class Match:
         self.replaced = False
         self.failures = 0  # background writes (clock, finish, end) failed in a row
         self.lock = asyncio.Lock()
+        self._to_act: tuple[int, ...] = ()
+        self._to_act_of: Any = None  # the state _to_act belongs to
+        self._replaying = False  # replay builds no snapshot until the end
         self.history: deque[Snapshot] = deque(maxlen=HISTORY)
         self.subscribers: set[Outbox] = set()
         self.timer: asyncio.TimerHandle | None = None
@@ -237,10 +265,14 @@ class Match:
         return shuffle_key(self.created.server_seed, entropies)
 
     def to_act(self) -> tuple[int, ...]:
-        """Seats that must act now."""
-        if self.state is None or self.termination != "normal":
+        """Seats that must act now (asked of the engine once per state)."""
+        state = self.state
+        if state is None or self.termination != "normal":
             return ()
-        return tuple(self.game.to_act(self.state))
+        if self._to_act_of is not state:
+            self._to_act = tuple(self.game.to_act(state))
+            self._to_act_of = state
+        return self._to_act
 
     def deadline(self, seat: int) -> int:
         """Server unix ms by which ``seat`` must act; 0 when it need not.
@@ -362,6 +394,7 @@ class Match:
         self.acting_since = {}
         self.version += 1
         self.history.append(self._snapshot())
+        self._settle()
 
     def _advance(self, state: Any, actor: int | None, now_ms: int) -> None:
         before = set(self.to_act())
@@ -374,10 +407,26 @@ class Match:
             for seat in after
         }
         self.outcome = self.game.outcome(state)
+        if self._replaying:
+            return
         self.history.append(self._snapshot())
-        if len(self.history) > CACHED_VERSIONS:
+        if self.outcome is not None:
+            self._settle()
+        elif len(self.history) > CACHED_VERSIONS:
             # Views of older versions go only to a lagging stream: rebuild them if asked.
             self.history[-CACHED_VERSIONS - 1].cache.clear()
+
+    def _settle(self) -> None:
+        """The match is over: keep its final snapshot, not the history of earlier ones.
+
+        A finished match stays in memory for the linger time (so a bot cut off before the
+        end still gets its final view), and its 64 snapshots of engine states were most of
+        its memory and most of what a full garbage collection walked. The final view
+        carries the deal's public history, and a stream resuming from an earlier version
+        gets that view marked resync; the record is rebuilt from the action rows."""
+        final = self.history[-1]
+        self.history.clear()
+        self.history.append(final)
 
     def extend_clocks(self, now_ms: int) -> None:
         """After a restart, give every seat to act a full move clock from now."""
@@ -388,14 +437,16 @@ class Match:
 
     def _snapshot(self) -> Snapshot:
         deadlines = tuple(self.deadline(s) for s in range(self.created.seats))
+        version = self.version
         return Snapshot(
-            self.version,
+            version,
             self.status,
             self.state,
             self.to_act(),
             deadlines,
             self.outcome,
             tuple(self.banks),
+            frozenset(s for s, (since, _) in self.acting_since.items() if since == version),
         )
 
     # ------------------------------------------------------------------ rebuilding
@@ -413,8 +464,17 @@ class Match:
         for joined in log.seats:
             match.join(joined)
         if len(match.joined) == log.created.seats:
+            # Snapshots only for the last REPLAY_HISTORY versions: a stream that resumes
+            # across a restart has missed a few versions at most and gets them without a
+            # gap; an older one gets a resync (the view carries the deal's history).
+            # Building a snapshot per logged action was a fifth of recovery.
+            last_quiet = len(log.actions) - REPLAY_HISTORY
+            match._replaying = last_quiet >= 0
             match.start(max(j.joined_ms for j in log.seats))
-            for row in log.actions:
+            for index, row in enumerate(log.actions):
+                if index == last_quiet:
+                    match._replaying = False
+                    match.history.clear()
                 action = game.parse_action(row.action)
                 match.record(row, game.apply(match.state, row.seat, action))
         match.finished = log.finished

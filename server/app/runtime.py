@@ -99,6 +99,7 @@ from speeltafel.server.store.base import (
     AppendStatus,
     MatchCreated,
     MatchFinished,
+    MatchLog,
     MatchStore,
     SeatJoined,
 )
@@ -110,6 +111,9 @@ log = structlog.get_logger("speeltafel.runtime")
 JOIN_REQUEST_ID_MIN_LENGTH = 16
 """A join's request id recovers its seat token, so it must be as hard to guess as a secret:
 clients send a random one (a UUID4 is 36 characters)."""
+RECOVERY_SLICE_S = 0.005
+"""Recovery replays matches for at most this long before it lets calls in (health, and
+calls for matches it has not reached, which resume their own match at once)."""
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 5.0
 _NOT_PRINTABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
@@ -262,6 +266,9 @@ class MatchRuntime:
         """Called with a match once its end is stored (never for a match that ended before
         this process started: whoever needs those reads them at start). They run in the
         runtime's task; they must not block or raise."""
+        self._pending: set[str] = set()  # unfinished matches a restart has not resumed yet
+        self._recovery: asyncio.Future[int] | None = None
+        self._recovery_now = 0
         self.seal: Callable[[Match], bool] | None = None
         """Whether a match's record (and its spectators' view) is withheld for now: the
         tournament director seals the matches of a duplicate set until the set has ended."""
@@ -293,42 +300,140 @@ class MatchRuntime:
         """Load and resume every unfinished match of the store; returns how many.
 
         A match that waited for seats past its join timeout is ended as expired instead.
+        The same as :meth:`start_recovery` followed by :meth:`recovered`.
+        """
+        await self.start_recovery()
+        return await self.recovered()
+
+    async def start_recovery(self) -> None:
+        """Begin resuming the store's unfinished matches; returns as soon as calls may come.
+
+        With a store that reads in bulk (``load_unfinished`` and ``unfinished_seats``, the
+        SQLite store), this learns only which matches are unfinished and whose seat tokens
+        are whose (two statements), and resumes the matches in a task of the runtime:
+        every log in one read, then replayed match by match, the loop free for calls in
+        between. A call for a match not resumed yet waits for it: the match is read and
+        resumed at once, ahead of the bulk (:meth:`get`), so the caller waits for one
+        match's replay, not for the whole recovery. We chose waiting over answering
+        UNAVAILABLE: every client would retry at once, and a match's own replay takes
+        milliseconds. A store without bulk reads is recovered match by match before this
+        returns, as before.
         """
         now = self.clock.now_ms()
+        self._recovery_now = now
+        load_all = getattr(self.store, "load_unfinished", None)
+        seats = getattr(self.store, "unfinished_seats", None)
+        if load_all is None or seats is None:
+            count = 0
+            for match_id in await self.store.unfinished():
+                try:
+                    stored = await self.store.load(match_id)
+                except Exception:
+                    log.exception("recovery_failed", match_id=match_id)
+                    continue
+                self._pending.add(match_id)
+                match = None if stored is None else await self._resume(stored)
+                if match is not None and match.status != "finished":
+                    count += 1
+            self._pending.clear()
+            await self._load_lingering(now)
+            log.info("recovered", matches=count)
+            done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            done.set_result(count)
+            self._recovery = done
+            return
+        self._pending.update(await self.store.unfinished())
+        for match_id, seat, token in await seats():
+            self.tokens.setdefault(token, (match_id, seat))
+        log.info("recovering", matches=len(self._pending))
+        task = asyncio.get_running_loop().create_task(self._recover_bulk(load_all, now))
+        self._keep(task)
+        self._recovery = task
+
+    async def recovered(self) -> int:
+        """Wait until every unfinished match is resumed; returns how many were."""
+        if self._recovery is None:
+            return 0
+        return await asyncio.shield(self._recovery)
+
+    @property
+    def recovering(self) -> bool:
+        """Unfinished matches of the store are still being resumed."""
+        return self._recovery is not None and not self._recovery.done()
+
+    async def _recover_bulk(self, load_all: Callable[[], Any], now: int) -> int:
+        started = time.perf_counter()
         count = 0
-        for match_id in await self.store.unfinished():
-            try:
-                match = await self._load(match_id, arm=False)  # armed once its clocks are set
-            except Exception:
-                # One match that cannot be rebuilt (say, logged under rules this server no
-                # longer has) must not keep every other match from resuming.
-                log.exception("recovery_failed", match_id=match_id)
-                continue
-            if match is None:
-                continue
-            try:
-                async with match.lock:
-                    if match.status == "waiting" and now >= self._join_deadline(match):
-                        await self._end(match, "expired")
-                        continue
-                    if match.status == "running":
-                        match.extend_clocks(now)
-                    if match.outcome is not None and match.finished is None:
-                        await self._store_finish(match)
-            except Exception:
-                match.failures += 1
-                log.exception("recovery_write_failed", match_id=match_id)
-            self._arm_timer(match)  # retries a failed write, or runs the clock
-            if match.status != "finished":
+        try:
+            logs = await load_all()
+        except Exception:
+            # Matches are still resumed one by one as calls ask for them.
+            log.exception("recovery_read_failed")
+            return 0
+        read_s = time.perf_counter() - started
+        read_logs = len(logs)
+        yielded = time.perf_counter()
+        for stored in logs:
+            if self._closing:
+                break
+            match = await self._resume(stored)
+            if match is not None and match.status != "finished":
                 count += 1
+            if time.perf_counter() - yielded > RECOVERY_SLICE_S:
+                await asyncio.sleep(0)  # calls are answered between slices of replays
+                yielded = time.perf_counter()
+        del logs  # the rows are now in the matches; let the read's lists go
+        self._pending.clear()
+        await self._load_lingering(now)
+        log.info(
+            "recovered",
+            matches=count,
+            logs=read_logs,
+            read_s=round(read_s, 3),
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        return count
+
+    async def _load_lingering(self, now: int) -> None:
         # A match that finished shortly before the restart stays in memory for the rest of
         # its linger time, as it would have without the restart: its seats' tokens are known
         # again, so a bot that was cut off before it saw the final view can still get it.
         linger_ms = int(self.config.finished_linger_s * 1000)
         for match_id in await self.store.finished_since(now - linger_ms):
-            await self._load(match_id)
-        log.info("recovered", matches=count)
-        return count
+            with contextlib.suppress(Exception):
+                await self._load(match_id)
+
+    async def _resume(self, stored: MatchLog) -> Match | None:
+        """Rebuild an unfinished match from its log and set it going again (once: the bulk
+        and a call that asked for it first may both get here)."""
+        match_id = stored.created.match_id
+        if match_id not in self._pending:
+            return self.matches.get(match_id)  # resumed by the other path
+        self._pending.discard(match_id)
+        try:
+            match = Match.replay(stored, self.game(stored.created.game))
+        except Exception:
+            # One match that cannot be rebuilt (say, logged under rules this server no
+            # longer has) must not keep every other match from resuming.
+            log.exception("recovery_failed", match_id=match_id)
+            return None
+        match = self._register(match, arm=False)  # armed once its clocks are set
+        now = self._recovery_now
+        try:
+            # Registered and locked with no await between: no call reaches it before this.
+            async with match.lock:
+                if match.status == "waiting" and now >= self._join_deadline(match):
+                    await self._end(match, "expired")
+                    return match
+                if match.status == "running":
+                    match.extend_clocks(now)
+                if match.outcome is not None and match.finished is None:
+                    await self._store_finish(match)
+        except Exception:
+            match.failures += 1
+            log.exception("recovery_write_failed", match_id=match_id)
+        self._arm_timer(match)  # retries a failed write, or runs the clock
+        return match
 
     async def close(self) -> None:
         """Stop the clocks and wait for the runtime's tasks; the store stays open."""
@@ -450,6 +555,12 @@ class MatchRuntime:
         if not match_id:
             raise BadRequest("match_id is required", "match_id")
         match = self.matches.get(match_id)
+        if match is None and match_id in self._pending:
+            # Not resumed yet after a restart: resume this one now, ahead of the bulk.
+            stored = await self.store.load(match_id)
+            if stored is not None:
+                await self._resume(stored)
+            match = self.matches.get(match_id)
         if match is not None and match.stale:
             async with match.lock:
                 if self.matches.get(match_id) is match and match.stale:
@@ -970,17 +1081,34 @@ class MatchRuntime:
         """The object that now stands for ``match`` (a reload may have replaced it)."""
         return self.matches.get(match.id) or match
 
-    def subscribe(self, match: Match, seat: int | None, since_version: int) -> Outbox:
-        """An outbox that receives the backlog after ``since_version`` and then every version."""
+    def subscribe(
+        self,
+        match: Match,
+        seat: int | None,
+        since_version: int,
+        *,
+        only_when_acting: bool = False,
+    ) -> Outbox:
+        """An outbox that receives the backlog after ``since_version`` and then every version.
+
+        ``only_when_acting`` (a seat's bot): only the versions where one of the seat's
+        decisions begins, the final one and resyncs (see :class:`Outbox`). Its backlog is at
+        most the current view, sent when the seat must act now or the match is over (the
+        view carries the deal's public history, so the versions in between add nothing a
+        bot needs), and always on a fresh start (``since_version`` 0)."""
         match = self._live(match)
         same = [o for o in match.subscribers if o.seat == seat]
         limit = self.config.max_spectators if seat is None else self.config.max_subscribers_per_seat
         if len(same) >= limit:
             raise LimitExceeded("too many streams for this seat", "too_many_streams")
-        outbox = Outbox(seat)
+        outbox = Outbox(seat, only_when_acting=only_when_acting and seat is not None)
         snapshots, resync = match.backlog(since_version)
+        if outbox.only_when_acting and snapshots and not resync and since_version > 0:
+            current = snapshots[-1]
+            needed = current.status == "finished" or seat in current.to_act
+            snapshots = [current] if needed else []
         for snapshot in snapshots:
-            outbox.push_snapshot(snapshot, resync=resync)
+            outbox.push_snapshot(snapshot, resync=resync, always=True)
         match.subscribers.add(outbox)
         return outbox
 

@@ -27,13 +27,17 @@ from speeltafel.server.rpc.errors import (
 )
 from speeltafel.server.rpc.limits import check_create_request, message_refused
 from speeltafel.server.wire.common import (
+    PRIVATE_REPLACES_PUBLIC,
     STATUSES,
     GameWire,
     action_from_proto,
+    embedded_field,
     game_info_to_proto,
     outcome_to_proto,
+    private_view,
     public_view,
     seat_view,
+    seat_view_bytes,
 )
 from speeltafel.server.wire.registry import WIRES
 
@@ -42,6 +46,65 @@ Context: TypeAlias = Any
 
 FINAL_RESULT_WAIT_S = 5.0  # how long a finished Play stream waits for its last answer
 HALF_CLOSED = object()  # queued by the reader when the client half-closes its Play stream
+VIEW_FIELD = 1  # PlayResponse.view and SpectateResponse.view
+RESYNC_TRUE = b"\x18\x01"  # PlayResponse.resync and SpectateResponse.resync (field 3) = true
+STREAMS_OF_BYTES = ("Play", "Spectate")
+
+
+def _bytes_or_message(response: Any) -> bytes:
+    """The response serializer of Play and Spectate: a view's response arrives already
+    serialised (``bytes``, see :meth:`MatchService._view_response`) and is passed through;
+    any other response is a message and is serialised here."""
+    if isinstance(response, bytes):
+        return response
+    data: bytes = response.SerializeToString()
+    return data
+
+
+class _PassingBytes:
+    """Stands in for a server while the generated registration runs: Play's and Spectate's
+    handlers get :func:`_bytes_or_message` as their response serializer, then everything
+    is registered on the real server as the generated code would."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        """Ignored: the generic form is rebuilt from the rewritten handlers below."""
+
+    def add_registered_method_handlers(
+        self, service: str, handlers: Mapping[str, grpc.RpcMethodHandler]
+    ) -> None:
+        rewritten = dict(handlers)
+        for name in STREAMS_OF_BYTES:
+            handler = rewritten[name]
+            make = (
+                grpc.stream_stream_rpc_method_handler
+                if handler.request_streaming
+                else grpc.unary_stream_rpc_method_handler
+            )
+            behaviour = handler.stream_stream or handler.unary_stream
+            rewritten[name] = make(
+                behaviour,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=_bytes_or_message,
+            )
+        generic = grpc.method_handlers_generic_handler(service, rewritten)
+        self._server.add_generic_rpc_handlers((generic,))
+        self._server.add_registered_method_handlers(service, rewritten)
+
+
+def add_match_service(servicer: MatchService, server: Any) -> None:
+    """Register ``servicer`` on ``server`` (a ``grpc.aio.Server`` or anything with its two
+    registration methods) like the generated ``add_MatchServiceServicer_to_server``, with
+    Play and Spectate answering in pre-serialised bytes.
+
+    Why: a version's views share everything but each seat's small private part. The public
+    part is serialised once per version and each seat's part alone; gRPC is handed the
+    concatenation instead of a message it would serialise whole for every seat."""
+    match_service_pb2_grpc.add_MatchServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        servicer, _PassingBytes(server)
+    )
 
 
 def _metadata(context: Context, key: str) -> str:
@@ -94,16 +157,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             raise PermissionDenied("the seat token does not belong to this match", "wrong_match")
         return seat
 
-    def _view(self, match: Match, snapshot: Snapshot, seat: int | None) -> common_pb2.View:
-        """The view of ``seat`` (None: a spectator) at a snapshot.
-
-        The public part is built once per version from the spectator's observation and
-        shared; each seat's copy adds only what that seat's own observation holds beyond it.
-        """
-        game = match.game
-        state = snapshot.state
+    def _public(self, match: Match, snapshot: Snapshot) -> common_pb2.View:
+        """The public part of a version's views (the spectator's view), built once from the
+        spectator's observation and kept with the snapshot."""
         public: common_pb2.View | None = snapshot.cache.get("public")
         if public is None:
+            state = snapshot.state
             public = public_view(
                 self.wires[match.created.game],
                 match_id=match.id,
@@ -111,12 +170,60 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 status=snapshot.status,
                 seats=match.created.seats,
                 commitment=match.created.commitment,
-                observation=None if state is None else game.observe(state, None),
+                observation=None if state is None else match.game.observe(state, None),
                 to_act=snapshot.to_act,
                 outcome=snapshot.outcome,
             )
             public.preset_deck = bool(match.created.presets)
             snapshot.cache["public"] = public
+        return public
+
+    def _view_bytes(self, match: Match, snapshot: Snapshot, seat: int | None) -> bytes:
+        """The serialised view of ``seat`` (None: a spectator) at a snapshot: the public
+        part's bytes (serialised once per version) followed by the seat's own part,
+        serialised alone (see :func:`private_view`). Parsed, it equals :meth:`_view`."""
+        cache = snapshot.cache
+        public: bytes | None = cache.get("public_bytes")
+        if public is None:
+            public = self._public(match, snapshot).SerializeToString()
+            cache["public_bytes"] = public
+        if seat is None:
+            return public
+        wire = self.wires[match.created.game]
+        if wire.field in PRIVATE_REPLACES_PUBLIC:
+            return self._view(match, snapshot, seat).SerializeToString()
+        state = snapshot.state
+        acting = state is not None and seat in snapshot.to_act
+        game = match.game
+        private = private_view(
+            wire,
+            seat=seat,
+            observation=None if state is None else game.observe(state, seat),
+            legal_actions=game.legal_actions(state, seat) if acting else (),
+            move_clock_ms=match.created.move_clock_ms,
+            deadline_ms=snapshot.deadlines[seat],
+            now_ms=self.runtime.clock.now_ms(),
+            time_bank_ms=snapshot.banks[seat] if snapshot.banks and acting else None,
+        )
+        return seat_view_bytes(public, private)
+
+    def _view_response(
+        self, match: Match, snapshot: Snapshot, seat: int | None, resync: bool
+    ) -> bytes:
+        """A serialised ``PlayResponse(view=..., resync=...)``; the same bytes are a
+        ``SpectateResponse``, whose view and resync have the same field numbers."""
+        response = embedded_field(VIEW_FIELD, self._view_bytes(match, snapshot, seat))
+        return response + RESYNC_TRUE if resync else response
+
+    def _view(self, match: Match, snapshot: Snapshot, seat: int | None) -> common_pb2.View:
+        """The view of ``seat`` (None: a spectator) at a snapshot, as a message (GetView).
+
+        The public part is built once per version from the spectator's observation and
+        shared; each seat's copy adds only what that seat's own observation holds beyond it.
+        """
+        game = match.game
+        state = snapshot.state
+        public = self._public(match, snapshot)
         if seat is None:
             return public
         acting = state is not None and seat in snapshot.to_act
@@ -265,19 +372,36 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             raise BadRequest("metadata x-match-id must name the subscribed match", "x-match-id")
         seat = self._seat(context, match_id)
         match = await self.runtime.get(match_id)
-        outbox = self.runtime.subscribe(match, seat, first.subscribe.since_version)
+        outbox = self.runtime.subscribe(
+            match,
+            seat,
+            first.subscribe.since_version,
+            only_when_acting=first.subscribe.only_when_acting,
+        )
         subscribed = _subscribed(match)
         idle = asyncio.Event()
         idle.set()
+        # Two tasks per stream: gRPC's handler task runs this generator and sends; this
+        # one reads and submits, so a slow submission never holds up the views.
         reader = asyncio.ensure_future(
             self._read_actions(request_iterator, match, seat, outbox, idle)
         )
         try:
             yield match_service_pb2.PlayResponse(subscribed=subscribed)
-            async for response in self._drain(match, outbox):
-                if response is HALF_CLOSED:
-                    return  # the client is done sending and has every answer
-                yield response
+            # The outbox is drained here rather than through a helper generator: each
+            # async-generator layer costs a frame switch per message.
+            if match.status != "finished" or not outbox.empty:
+                while True:
+                    update = await outbox.get()
+                    snapshot = update.snapshot
+                    if snapshot is None:
+                        if update.result is HALF_CLOSED:
+                            return  # the client is done sending and has every answer
+                        yield match_service_pb2.PlayResponse(result=update.result)
+                        continue
+                    yield self._view_response(match, snapshot, seat, update.resync)
+                    if snapshot.status == "finished":
+                        break
             # The final view is out. The action that ended the match is answered after its
             # view was published: let that answer (and any other) reach the client before the
             # stream closes, so that every acknowledged action is acknowledged to its sender.
@@ -365,24 +489,6 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             finally:
                 idle.set()
 
-    async def _drain(self, match: Match, outbox: Outbox) -> AsyncIterator[Any]:
-        """Views and results from an outbox until the finished view has been sent (or the
-        client's half-close, yielded as :data:`HALF_CLOSED`)."""
-        if match.status == "finished" and outbox.empty:
-            return
-        while True:
-            update = await outbox.get()
-            if update.snapshot is None:
-                if update.result is HALF_CLOSED:
-                    yield HALF_CLOSED
-                    return
-                yield match_service_pb2.PlayResponse(result=update.result)
-                continue
-            view = self._view(match, update.snapshot, outbox.seat)
-            yield match_service_pb2.PlayResponse(view=view, resync=update.resync)
-            if update.snapshot.status == "finished":
-                return
-
     async def Spectate(
         self, request: match_service_pb2.SpectateRequest, context: Context
     ) -> AsyncIterator[match_service_pb2.SpectateResponse]:
@@ -397,8 +503,15 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         outbox = self.runtime.subscribe(match, None, request.since_version)
         try:
             yield match_service_pb2.SpectateResponse(subscribed=_subscribed(match))
-            async for response in self._drain(match, outbox):
-                yield match_service_pb2.SpectateResponse(view=response.view, resync=response.resync)
+            if match.status != "finished" or not outbox.empty:
+                while True:
+                    update = await outbox.get()
+                    snapshot = update.snapshot
+                    if snapshot is None:
+                        continue  # a spectator sends nothing, so nothing is answered
+                    yield self._view_response(match, snapshot, None, update.resync)
+                    if snapshot.status == "finished":
+                        break
         finally:
             self.runtime.unsubscribe(match, outbox)
 

@@ -221,6 +221,69 @@ def seat_view(
     return view
 
 
+PRIVATE_REPLACES_PUBLIC = frozenset({"beverbende"})
+"""Wires (by ``field``) whose ``fill_private`` rewrites what ``fill_public`` wrote instead of
+only adding to it: Beverbende's seat sees its own row cards where the public rows show
+backs, so its ``fill_private`` clears the rows and writes them again. Appending that seat
+part to the public bytes would repeat the rows, so these wires' seat views are built whole
+(:func:`seat_view`) and serialised alone. ``tests/wire/test_wire_shared_views.py`` holds
+every other wire to the concatenation, so a wire that starts replacing fails there."""
+
+
+def private_view(
+    wire: GameWire,
+    *,
+    seat: int,
+    observation: Any,
+    legal_actions: Iterable[Any],
+    move_clock_ms: int,
+    deadline_ms: int,
+    now_ms: int,
+    time_bank_ms: int | None = None,
+) -> common_pb2.View:
+    """Only what :func:`seat_view` adds to the public part: the seat, its clock, its private
+    fields and its legal actions.
+
+    Protobuf parses concatenated messages as one merged message (a scalar set in the later
+    part wins, repeated fields are appended, sub-messages and a oneof's message merge), so
+    the public view's bytes followed by these bytes are a seat's whole view
+    (:func:`seat_view_bytes`). The server serialises the public part once per version and
+    this small part once per seat, instead of copying and serialising the whole view for
+    every seat. Not for the wires in :data:`PRIVATE_REPLACES_PUBLIC`."""
+    view = common_pb2.View(seat=seat)
+    view.clock.move_clock_ms = move_clock_ms
+    if deadline_ms:
+        view.clock.deadline_unix_ms = deadline_ms
+        view.clock.remaining_ms = max(0, deadline_ms - now_ms)
+    if time_bank_ms is not None:
+        view.clock.time_bank_ms = time_bank_ms
+    if observation is not None:
+        wire.fill_private(view, observation)
+    view.legal_actions.extend(_action_message(wire, a) for a in legal_actions)
+    return view
+
+
+def seat_view_bytes(public: bytes, private: common_pb2.View) -> bytes:
+    """A seat's serialised view: the version's public bytes followed by its own part."""
+    return public + private.SerializeToString()
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def embedded_field(number: int, payload: bytes) -> bytes:
+    """``payload`` (a serialised message) as the length-delimited field ``number`` of an
+    enclosing message: what ``PlayResponse(view=...)`` serialises to, from the view's
+    bytes, without parsing them back into a message."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
 @functools.lru_cache(maxsize=4096)
 def _action_message(wire: GameWire, action: Any) -> common_pb2.Action:
     """An action's message, built once (engine actions are values); only ever copied in."""
