@@ -62,17 +62,24 @@ from speeltafel.server.store.base import (
     ActionRow,
     AppendResult,
     AppendStatus,
+    BotCredential,
     DeckPresets,
+    FixtureMatch,
+    FixtureResult,
     MatchCreated,
     MatchFinished,
     MatchLog,
     SeatJoined,
     StoreOpenError,
     StoreUnavailable,
+    TournamentRow,
 )
 
-SCHEMA_VERSION = 1
-"""The newest version this code writes. 1: matches, seats, actions, heartbeat."""
+SCHEMA_VERSION = 2
+"""The newest version this code writes. 1: matches, seats, actions, heartbeat. 2: a match's
+time bank, forfeit policy and deal description (as SQLite's schema 4), and tournaments:
+``bots``, ``tournaments``, ``tournament_fixtures`` (the TournamentStore), and ``director``
+(which process directs the tournaments now, see ``speeltafel.server.app.cluster``)."""
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1: the log. The same columns as SQLite's schema 3; options and presets are JSON
@@ -121,6 +128,47 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (match_id, seat, request_id)
     );
     CREATE TABLE heartbeat (id integer PRIMARY KEY, beat_ms bigint NOT NULL);
+    """,
+    # 1 -> 2: tournaments. Columns with defaults that mean "none", so rows stored by
+    # version 1 read as before. A tournament's definition is JSON, as SQLite keeps it; the
+    # bots' ``issued`` order is a sequence, so "in the order first issued" survives a
+    # re-issue (the upsert keeps the row's number).
+    """
+    ALTER TABLE matches ADD COLUMN time_bank_ms bigint NOT NULL DEFAULT 0;
+    ALTER TABLE matches ADD COLUMN max_misses integer NOT NULL DEFAULT 0;
+    ALTER TABLE matches ADD COLUMN forfeit text NOT NULL DEFAULT '';
+    ALTER TABLE matches ADD COLUMN deal text NOT NULL DEFAULT '';
+    CREATE TABLE bots (
+        name_folded text PRIMARY KEY,
+        issued      bigserial,
+        name        text NOT NULL,
+        token_hash  bytea NOT NULL,
+        issued_ms   bigint NOT NULL
+    );
+    CREATE TABLE tournaments (
+        tournament_id text PRIMARY KEY,
+        created       bigserial,
+        request_id    text UNIQUE,
+        definition    text NOT NULL,
+        seed          bytea NOT NULL,
+        secret        bytea NOT NULL,
+        created_ms    bigint NOT NULL,
+        status        text NOT NULL,
+        finished_ms   bigint NOT NULL
+    );
+    CREATE TABLE tournament_fixtures (
+        tournament_id text NOT NULL REFERENCES tournaments (tournament_id),
+        fixture       integer NOT NULL,
+        match_id      text NOT NULL,
+        result        text,
+        PRIMARY KEY (tournament_id, fixture)
+    );
+    CREATE TABLE director (
+        id          integer PRIMARY KEY,
+        address     text NOT NULL,
+        origin      text NOT NULL,
+        since_ms    bigint NOT NULL
+    );
     """,
 )
 """``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
@@ -281,6 +329,7 @@ class PostgresStore:
         self.name = redacted(conninfo)
         self.origin = secrets.token_hex(4)  # tells this store's notifications from others'
         self.channel = CHANNEL
+        self.schema = "public"
         self.batches = 0  # commits made; with ``operations`` it shows the batching at work
         self.operations = 0
         self.retries = 0  # batches run again after a deadlock or serialization failure
@@ -321,6 +370,7 @@ class PostgresStore:
             await conn.close()
             raise
         store.channel = CHANNEL if schema == "public" else f"{CHANNEL}.{schema}"[:63]
+        store.schema = schema
         store._writer_conn = conn
         store._pool = AsyncConnectionPool(
             conninfo,
@@ -517,7 +567,8 @@ class PostgresStore:
             cursor = await conn.execute(
                 "INSERT INTO matches (match_id, game, rules_version, options, seats,"
                 " server_seed, commitment, move_clock_ms, presets, created_ms, request_id,"
-                " token_key) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+                " token_key, time_bank_ms, max_misses, forfeit, deal)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
                 " ON CONFLICT (request_id) DO NOTHING",
                 (
                     created.match_id,
@@ -532,6 +583,10 @@ class PostgresStore:
                     created.created_ms,
                     created.request_id or None,
                     created.token_key,
+                    created.time_bank_ms,
+                    created.max_misses,
+                    created.forfeit,
+                    created.deal,
                 ),
             )
             if cursor.rowcount == 1:
@@ -674,6 +729,175 @@ class PostgresStore:
                 (since_ms,),
             )
             return [r[0] for r in await cursor.fetchall()]
+
+        return await self._read(read)
+
+    # ------------------------------------------------------------------ tournaments
+    # The TournamentStore, through the same writer as the log (its writes are rare: a
+    # tournament, a fixture, a result). Keys sort after every match id, so a batch still
+    # takes its locks in one order.
+
+    async def _write(self, key: tuple[str, int, int], statement: str, params: Any) -> int:
+        async def run(conn: Conn) -> tuple[int, None]:
+            cursor = await conn.execute(statement, params)
+            return cursor.rowcount, None
+
+        count: int = await self._submit(key, run)
+        return count
+
+    async def put_bot(self, bot: BotCredential) -> None:
+        """Store a bot's token hash, replacing the one of the same name (case-insensitive)."""
+        await self._write(
+            ("~bot", 0, 0),
+            "INSERT INTO bots (name_folded, name, token_hash, issued_ms) VALUES (%s,%s,%s,%s)"
+            " ON CONFLICT (name_folded) DO UPDATE SET name = excluded.name,"
+            " token_hash = excluded.token_hash, issued_ms = excluded.issued_ms",
+            (bot.name.casefold(), bot.name, bot.token_hash, bot.issued_ms),
+        )
+
+    async def bots(self) -> list[BotCredential]:
+        """Every bot with a token, in the order they were first issued."""
+
+        async def read(conn: Conn) -> list[BotCredential]:
+            cursor = await conn.execute(
+                "SELECT name, token_hash, issued_ms FROM bots ORDER BY issued"
+            )
+            return [BotCredential(n, bytes(h), ms) for n, h, ms in await cursor.fetchall()]
+
+        return await self._read(read)
+
+    async def create_tournament(self, row: TournamentRow) -> TournamentRow:
+        """Store a tournament, or return the one made before with the same request id."""
+
+        async def run(conn: Conn) -> tuple[TournamentRow, None]:
+            cursor = await conn.execute(
+                f"INSERT INTO tournaments ({_TOURNAMENT_COLUMNS})"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (request_id) DO NOTHING",
+                (
+                    row.tournament_id,
+                    row.request_id or None,
+                    _definition_json(row),
+                    row.seed,
+                    row.secret,
+                    row.created_ms,
+                    row.status,
+                    row.finished_ms,
+                ),
+            )
+            if cursor.rowcount == 1:
+                return row, None
+            found = await conn.execute(
+                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE request_id = %s",
+                (row.request_id,),
+            )
+            stored = await found.fetchone()
+            assert stored is not None, "a request id conflict without its tournament"
+            return _tournament(stored), None
+
+        stored: TournamentRow = await self._submit(("~tournament", 0, 0), run)
+        return stored
+
+    async def set_tournament_status(
+        self, tournament_id: str, status: str, finished_ms: int
+    ) -> None:
+        """Change a tournament's status (and when it ended)."""
+        await self._write(
+            ("~tournament", 1, 0),
+            "UPDATE tournaments SET status = %s, finished_ms = %s WHERE tournament_id = %s",
+            (status, finished_ms, tournament_id),
+        )
+
+    async def tournaments(self) -> list[TournamentRow]:
+        """Every tournament, oldest first."""
+
+        async def read(conn: Conn) -> list[TournamentRow]:
+            cursor = await conn.execute(
+                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments ORDER BY created_ms, created"
+            )
+            return [_tournament(r) for r in await cursor.fetchall()]
+
+        return await self._read(read)
+
+    async def put_fixture(self, fixture: FixtureMatch) -> None:
+        """Record which match plays a fixture (the first record stays)."""
+        await self._write(
+            ("~tournament", 2, fixture.fixture),
+            "INSERT INTO tournament_fixtures (tournament_id, fixture, match_id)"
+            " VALUES (%s,%s,%s) ON CONFLICT DO NOTHING",
+            (fixture.tournament_id, fixture.fixture, fixture.match_id),
+        )
+
+    async def put_result(self, result: FixtureResult) -> None:
+        """Record a fixture's result (the first record stays)."""
+        text = json.dumps(
+            {
+                "scores": list(result.scores),
+                "ranks": list(result.ranks),
+                "utilities": list(result.utilities),
+                "termination": result.termination,
+                "misses": list(result.misses),
+                "rejected": list(result.rejected),
+                "forfeited": list(result.forfeited),
+                "rated": result.rated,
+            },
+            separators=(",", ":"),
+        )
+        await self._write(
+            ("~tournament", 2, result.fixture),
+            "INSERT INTO tournament_fixtures (tournament_id, fixture, match_id, result)"
+            " VALUES (%s,%s,%s,%s) ON CONFLICT (tournament_id, fixture) DO UPDATE SET"
+            " result = excluded.result WHERE tournament_fixtures.result IS NULL",
+            (result.tournament_id, result.fixture, result.match_id, text),
+        )
+
+    async def fixtures(self, tournament_id: str) -> list[FixtureMatch]:
+        """The tournament's fixtures that have a match, by fixture number."""
+
+        async def read(conn: Conn) -> list[FixtureMatch]:
+            cursor = await conn.execute(
+                "SELECT fixture, match_id FROM tournament_fixtures WHERE tournament_id = %s"
+                " ORDER BY fixture",
+                (tournament_id,),
+            )
+            return [FixtureMatch(tournament_id, f, m) for f, m in await cursor.fetchall()]
+
+        return await self._read(read)
+
+    async def results(self, tournament_id: str) -> list[FixtureResult]:
+        """The tournament's results, by fixture number."""
+
+        async def read(conn: Conn) -> list[FixtureResult]:
+            cursor = await conn.execute(
+                "SELECT fixture, match_id, result FROM tournament_fixtures"
+                " WHERE tournament_id = %s AND result IS NOT NULL ORDER BY fixture",
+                (tournament_id,),
+            )
+            return [_fixture_result(tournament_id, *r) for r in await cursor.fetchall()]
+
+        return await self._read(read)
+
+    # ------------------------------------------------------------------ the director
+
+    async def set_director(self, address: str, origin: str) -> None:
+        """Record that the process at ``address`` directs the tournaments now.
+
+        Written by the process that holds the director's advisory lock (see
+        ``speeltafel.server.app.cluster``), so one row, last writer wins."""
+        await self._write(
+            ("~director", 0, 0),
+            "INSERT INTO director (id, address, origin, since_ms) VALUES (1, %s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET address = excluded.address,"
+            " origin = excluded.origin, since_ms = excluded.since_ms",
+            (address, origin, time.time_ns() // 1_000_000),
+        )
+
+    async def director(self) -> tuple[str, str] | None:
+        """(address, origin) of the process that last took the director's lock, or None."""
+
+        async def read(conn: Conn) -> tuple[str, str] | None:
+            cursor = await conn.execute("SELECT address, origin FROM director WHERE id = 1")
+            row = await cursor.fetchone()
+            return None if row is None else (str(row[0]), str(row[1]))
 
         return await self._read(read)
 
@@ -865,8 +1089,8 @@ async def _migrate(conn: Conn, name: str) -> str:
 async def _load(conn: Conn, match_id: str) -> MatchLog | None:
     cursor = await conn.execute(
         "SELECT game, rules_version, options, seats, server_seed, commitment, move_clock_ms,"
-        " presets, created_ms, finished_ms, final_hash, request_id, token_key, termination"
-        " FROM matches WHERE match_id = %s",
+        " presets, created_ms, finished_ms, final_hash, request_id, token_key, termination,"
+        " time_bank_ms, max_misses, forfeit, deal FROM matches WHERE match_id = %s",
         (match_id,),
     )
     row = await cursor.fetchone()
@@ -887,6 +1111,10 @@ async def _load(conn: Conn, match_id: str) -> MatchLog | None:
         request_id,
         token_key,
         termination,
+        time_bank_ms,
+        max_misses,
+        forfeit,
+        deal,
     ) = row
     created = MatchCreated(
         match_id=match_id,
@@ -901,6 +1129,10 @@ async def _load(conn: Conn, match_id: str) -> MatchLog | None:
         created_ms=created_ms,
         request_id=request_id or "",
         token_key=bytes(token_key),
+        time_bank_ms=time_bank_ms,
+        max_misses=max_misses,
+        forfeit=forfeit,
+        deal=deal,
     )
     cursor = await conn.execute(
         "SELECT seat, name, token_hash, entropy, joined_ms, request_id FROM seats"
@@ -923,3 +1155,72 @@ async def _load(conn: Conn, match_id: str) -> MatchLog | None:
         else None
     )
     return MatchLog(created, joined, actions, finished)
+
+
+_TOURNAMENT_COLUMNS = (
+    "tournament_id, request_id, definition, seed, secret, created_ms, status, finished_ms"
+)
+
+
+def _definition_json(row: TournamentRow) -> str:
+    """The fixed part of a tournament (what its schedule derives from), as SQLite keeps it."""
+    return json.dumps(
+        {
+            "name": row.name,
+            "game": row.game,
+            "options": [list(pair) for pair in row.options],
+            "format": row.format,
+            "participants": list(row.participants),
+            "seats": row.seats,
+            "rounds": row.rounds,
+            "max_matches": row.max_matches,
+            "move_clock_ms": row.move_clock_ms,
+            "time_bank_ms": row.time_bank_ms,
+            "max_misses": row.max_misses,
+            "forfeit": row.forfeit,
+        },
+        separators=(",", ":"),
+    )
+
+
+def _tournament(found: Any) -> TournamentRow:
+    tournament_id, request_id, definition, seed, secret, created_ms, status, finished_ms = found
+    value = json.loads(definition)
+    return TournamentRow(
+        tournament_id=tournament_id,
+        request_id=request_id or "",
+        name=str(value["name"]),
+        game=str(value["game"]),
+        options=tuple((str(k), str(v)) for k, v in value["options"]),
+        format=str(value["format"]),
+        participants=tuple(str(p) for p in value["participants"]),
+        seats=int(value["seats"]),
+        rounds=int(value["rounds"]),
+        max_matches=int(value["max_matches"]),
+        move_clock_ms=int(value["move_clock_ms"]),
+        time_bank_ms=int(value["time_bank_ms"]),
+        max_misses=int(value["max_misses"]),
+        forfeit=str(value["forfeit"]),
+        seed=bytes(seed),
+        secret=bytes(secret),
+        created_ms=created_ms,
+        status=status,
+        finished_ms=finished_ms,
+    )
+
+
+def _fixture_result(tournament_id: str, fixture: int, match_id: str, text: str) -> FixtureResult:
+    value = json.loads(text)
+    return FixtureResult(
+        tournament_id,
+        fixture,
+        match_id,
+        tuple(int(x) for x in value["scores"]),
+        tuple(int(x) for x in value["ranks"]),
+        tuple(float(x) for x in value["utilities"]),
+        str(value["termination"]),
+        tuple(int(x) for x in value["misses"]),
+        tuple(int(x) for x in value["rejected"]),
+        tuple(bool(x) for x in value["forfeited"]),
+        bool(value["rated"]),
+    )
