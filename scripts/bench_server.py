@@ -1,0 +1,754 @@
+"""``make bench`` (b)-(g): the server under load, at scale, after a restart, and its collector.
+
+Run after ``scripts/bench.py`` (which measures (a), the engines). Every figure is printed
+next to its target, and as a ratio where the issue asks for one; the raw numbers go to
+``var/bench_server.json``. The server is always a subprocess on an SQLite file in a
+temporary folder (fsync'd group commit, as in production), and this process is the client.
+
+(b) throughput: acknowledged decisions per second of 16 Take 5 matches x 4 random bots
+    (``play_seat`` over one Play stream per seat, the SDK's default of views only when
+    acting), next to a no-op ``EchoStream`` ping-pong driven by the same client on the same
+    channel (both from ``scripts/bench.py``). The ratio b/echo is messages per second; the
+    machine is shared, so server CPU per decision against server CPU per echo message is
+    shown beside it (the ratio that does not depend on what else runs).
+(c) latency: submit->ack p50/p99/p99.9 at a quarter and at half of (b)'s rate. The same
+    64 bots play; the load is lowered by think time (exponential, mean chosen from (b)),
+    not by fewer bots.
+(d) server CPU per decision while 10, 1,000 and 10,000 matches are live: the others sit
+    idle mid-game (stored beforehand, recovered at start, move clock one hour) while 10
+    matches are played. Target: within 1.2x from 10 to 10,000.
+(e) memory: resident set growth per idle live match (10,000 recovered mid-game matches
+    against none) and per finished match kept in memory (finished matches within their
+    linger time are loaded at start), each after the server has settled.
+(f) recovery: 10,000 unfinished mid-game matches stored; time from spawn to the first
+    health answer, to the server's "recovered" log line, and the wait of calls to matches
+    sampled at random right after health answered (GetView; they may wait for their
+    match to be resumed). Targets: health within 2 s, every match playable within 15 s.
+(g) the largest garbage-collection pause of every server run above, from the server's
+    ``gc_pauses`` line at shutdown. Target: none over 20 ms.
+
+``--quick`` (a smoke run, ~60 s): 2 s windows, 1,000 stored matches instead of 10,000.
+Usage: ``.venv/bin/python scripts/bench_server.py [--quick] [--seconds 10]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import re
+import secrets
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from bench import (
+    GAME_ID,
+    CpuWindow,
+    Window,
+    bench_server,
+    echo_stream,
+    game_path,
+    percentile_ms,
+    process_cpu_seconds,
+    run_loop,
+    sample_cpu,
+)
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from rich.console import Console
+from rich.table import Table
+
+from speeltafel.bots.random_bot import RandomBot
+from speeltafel.cli.server_process import ServerProcess
+from speeltafel.sdk.client import CHANNEL_OPTIONS, AsyncClient, Seat
+from speeltafel.sdk.runner import play_seat
+from speeltafel.sdk.v1 import common_pb2, diagnostics_pb2_grpc
+from speeltafel.server.app.match import Match
+from speeltafel.server.app.runtime import join_token, token_hash
+from speeltafel.server.engine.core import commitment
+from speeltafel.server.engine.registry import get_game
+from speeltafel.server.store.base import (
+    ActionRow,
+    MatchCreated,
+    MatchFinished,
+    MatchLog,
+    SeatJoined,
+)
+from speeltafel.server.store.sqlite import SqliteStore
+
+ROOT = Path(__file__).resolve().parent.parent
+console = Console(width=None if sys.stdout.isatty() else 132)
+
+TARGETS = {
+    "b_ratio": 0.25,
+    "c_p99_ms": 5.0,
+    "c_p999_ms": 20.0,
+    "d_ratio": 1.2,
+    "e_idle_kb": 20.0,
+    "e_finished_kb": 10.0,
+    "f_health_s": 2.0,
+    "f_all_s": 15.0,
+    "g_pause_ms": 20.0,
+}
+SEATS = 4
+IDLE_CLOCK_MS = 3_600_000  # stored matches sit idle: no clock runs out during a run
+
+
+# --------------------------------------------------------------------------- stored matches
+
+
+@dataclass
+class StoredMatch:
+    """A match written to the store before the server starts, with its seats' tokens."""
+
+    match_id: str
+    tokens: list[str]
+    to_act: tuple[int, ...]
+
+
+def _made(index: int, now_ms: int, actions: int, finish: bool) -> tuple[MatchLog, StoredMatch]:
+    """One Take 5 match, played by random choices through the runtime's own Match (so the
+    log is exactly what a live server writes): ``actions`` actions in, or to its end."""
+    game = get_game(GAME_ID)
+    seed = secrets.token_bytes(32)
+    key = secrets.token_bytes(32)
+    created = MatchCreated(
+        match_id=f"bench{index:06d}{secrets.token_hex(3)}",
+        game=GAME_ID,
+        rules_version=game.info.rules_version,
+        options=tuple(sorted(game.info.canonical_options({}).items())),
+        seats=SEATS,
+        server_seed=seed,
+        commitment=commitment(seed),
+        move_clock_ms=IDLE_CLOCK_MS,
+        presets=(),
+        created_ms=now_ms - 60_000,
+        request_id="",
+        token_key=key,
+    )
+    match = Match(created, game)
+    tokens = []
+    seats = []
+    for seat in range(SEATS):
+        request_id = secrets.token_hex(16)
+        token = join_token(key, seat, request_id)
+        tokens.append(token)
+        joined = SeatJoined(
+            created.match_id, seat, f"b{seat}", token_hash(token), b"", now_ms - 50_000, request_id
+        )
+        seats.append(joined)
+        match.join(joined)
+    match.start(now_ms - 50_000)
+    chooser = random.Random(index)
+    rows = []
+    while match.outcome is None and (finish or len(rows) < actions):
+        seat = chooser.choice(match.to_act())
+        action = chooser.choice(game.legal_actions(match.state, seat))
+        row = ActionRow(
+            created.match_id,
+            match.version,
+            seat,
+            secrets.token_hex(8),
+            game.action_text(action),
+            now_ms - 40_000 + len(rows),
+            False,
+        )
+        match.record(row, game.apply(match.state, seat, action))
+        rows.append(row)
+    finished = (
+        MatchFinished(created.match_id, now_ms - 1_000, match.final_hash(), "normal")
+        if finish
+        else None
+    )
+    log = MatchLog(created, tuple(seats), tuple(rows), finished)
+    return log, StoredMatch(created.match_id, tokens, match.to_act())
+
+
+async def populate(db: Path, live: int, finished: int = 0) -> list[StoredMatch]:
+    """Store ``live`` unfinished mid-game matches (10-30 actions in) and ``finished``
+    matches that ended a second ago; returns the live ones."""
+    now_ms = time.time_ns() // 1_000_000
+    store = SqliteStore(db)
+    made: list[StoredMatch] = []
+    try:
+        batch: list[MatchLog] = []
+        for index in range(live + finished):
+            done = index >= live
+            log, stored = _made(index, now_ms, 10 + index % 21, done)
+            batch.append(log)
+            if not done:
+                made.append(stored)
+            if len(batch) >= 1000:
+                await store.import_logs(batch)
+                batch = []
+        if batch:
+            await store.import_logs(batch)
+    finally:
+        await store.close()
+    return made
+
+
+# --------------------------------------------------------------------------- server helpers
+
+
+def rss_kib(pid: int) -> int:
+    """The resident set of a process, KiB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def settled(pid: int, quiet_s: float = 0.6, limit_s: float = 120.0) -> float:
+    """Wait until the server's CPU stays (almost) idle for ``quiet_s``: recovery and the
+    collector's start-up work are over. Returns the seconds waited."""
+    started = time.perf_counter()
+    before = process_cpu_seconds(pid)
+    while time.perf_counter() - started < limit_s:
+        await asyncio.sleep(quiet_s)
+        now = process_cpu_seconds(pid)
+        if before is None or now is None:
+            break
+        if sum(now) - sum(before) < 0.02 * quiet_s + 0.011:  # below ~2% of a core (+1 tick)
+            break
+        before = now
+    return time.perf_counter() - started
+
+
+GC_LINE = re.compile(r'"largest_pause_ms": ([0-9.]+)')
+RECOVERED_LINE = re.compile(r'"event": "recovered"')
+
+
+def largest_gc_pause_ms(log_text: str) -> float | None:
+    """The ``gc_pauses`` line the server writes at shutdown."""
+    found = [float(m) for m in GC_LINE.findall(log_text)]
+    return max(found) if found else None
+
+
+def gc_summary(log_text: str) -> dict[str, Any] | None:
+    """The whole ``gc_pauses`` line (collections and the largest pause per generation)."""
+    for line in reversed(log_text.splitlines()):
+        if '"gc_pauses"' in line:
+            with contextlib.suppress(ValueError):
+                summary: dict[str, Any] = json.loads(line)
+                return summary
+    return None
+
+
+def server(folder: Path, db: Path, *extra: str) -> ServerProcess:
+    """A bench server on ``db`` (like bench.py's, but on a given database file)."""
+    return ServerProcess(db, folder, "--diagnostics", "--grace", "2", *extra, die_with_parent=True)
+
+
+async def channels(target: str, count: int) -> list[grpc.aio.Channel]:
+    made = [grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) for _ in range(count)]
+    for channel in made:
+        await asyncio.wait_for(channel.channel_ready(), timeout=15)
+    return made
+
+
+# --------------------------------------------------------------------------- (b), (c)
+
+
+class ThinkingBot(RandomBot):
+    """A random bot that thinks (sleeps) an exponential time with the given mean first;
+    ``chosen_at`` is when its choice was made (the submit follows at once)."""
+
+    def __init__(self, seed: int, think_mean_s: float) -> None:
+        super().__init__(seed)
+        self.think_mean_s = think_mean_s
+        self.chosen_at = 0.0
+
+    async def choose(  # type: ignore[override]  # the Bot protocol takes either form
+        self, view: common_pb2.View, legal_actions: Sequence[common_pb2.Action]
+    ) -> common_pb2.Action:
+        if self.think_mean_s > 0:
+            await asyncio.sleep(self._random.expovariate(1.0 / self.think_mean_s))
+        action = super().choose(view, legal_actions)
+        self.chosen_at = time.perf_counter()
+        return action
+
+
+@dataclass
+class Paced:
+    """What the bots saw inside one measuring window of (c)."""
+
+    acks: int = 0
+    errors: int = 0
+    first_error: str = ""
+    latencies: list[float] = field(default_factory=list)
+
+
+async def paced_path(
+    clients: Sequence[AsyncClient],
+    tables: int,
+    think_mean_s: float,
+    warmup: float,
+    seconds: float,
+    server_pid: int,
+) -> dict[str, Any]:
+    """``tables`` matches of 4 thinking bots, replaced as they finish; submit->ack latency."""
+    window = Window.after(warmup, seconds)
+    tally = Paced()
+
+    def on_ack_of(bot: ThinkingBot) -> Callable[[Any, Any], None]:
+        def on_ack(_request: Any, _response: Any) -> None:
+            now = time.perf_counter()
+            if window.start <= now < window.end:
+                tally.acks += 1
+                tally.latencies.append(now - bot.chosen_at)
+
+        return on_ack
+
+    async def table(index: int) -> None:
+        client = clients[index % len(clients)]
+        number = 0
+        while time.perf_counter() < window.end:
+            number += 1
+            try:
+                created = await client.create_match(GAME_ID, SEATS, {})
+                joined = await asyncio.gather(
+                    *(client.join(created.match_id, name=f"p{index}-{s}") for s in range(SEATS))
+                )
+                async with asyncio.TaskGroup() as group:
+                    for seat in joined:
+                        bot = ThinkingBot(
+                            index * 1_000_003 + number * 101 + seat.seat, think_mean_s
+                        )
+                        group.create_task(play_seat(client, seat, bot, on_ack=on_ack_of(bot)))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                tally.errors += 1
+                tally.first_error = tally.first_error or f"{type(exc).__name__}: {exc}"[:300]
+                await asyncio.sleep(0.05)
+
+    cpu = CpuWindow(server_pid)
+    tasks = [asyncio.ensure_future(table(i)) for i in range(tables)]
+    await sample_cpu(window, cpu)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    latencies = sorted(tally.latencies)
+    return {
+        "think_mean_ms": 1e3 * think_mean_s,
+        "acks": tally.acks,
+        "per_s": tally.acks / window.seconds,
+        "p50_ms": percentile_ms(latencies, 0.50),
+        "p99_ms": percentile_ms(latencies, 0.99),
+        "p999_ms": percentile_ms(latencies, 0.999),
+        "server_cpu_us_per_decision": 1e6 * cpu.server_s / tally.acks
+        if cpu.server_s is not None and tally.acks
+        else None,
+        "errors": tally.errors,
+        "first_error": tally.first_error,
+    }
+
+
+async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) -> dict[str, Any]:
+    """(b), then (c) at a quarter and at half of (b)'s rate."""
+    target = f"127.0.0.1:{port}"
+    chans = await channels(target, 1)
+    try:
+        stubs = [diagnostics_pb2_grpc.DiagnosticsServiceStub(c) for c in chans]  # type: ignore[no-untyped-call]
+        clients = [AsyncClient(target, channel=c) for c in chans]
+        tables = 16
+        console.print(f"[dim](b) echo stream: 64 streams, {args.seconds:g} s...[/]")
+        echo = await echo_stream(stubs, tables * SEATS, args.warmup, args.seconds, pid)
+        console.print(f"[dim](b) game: {tables} matches x {SEATS} bots, {args.seconds:g} s...[/]")
+        game = await game_path(clients, tables, SEATS, "trial", args.warmup, args.seconds, pid)
+        results: dict[str, Any] = {"echo": echo.as_json(), "game": game.as_json()}
+        capacity = game.per_s
+        bots = tables * SEATS
+        for share in (0.25, 0.5):
+            wanted = share * capacity
+            # About half the bots have a decision open at any time (Take 5's sealed
+            # selections: every seat decides; row choices: one), so a mean think time of
+            # (deciding bots / wanted rate) gives about the wanted rate.
+            think = max(0.0, (bots * 0.5) / wanted) if wanted > 0 else 0.1
+            console.print(
+                f"[dim](c) at {share:g} of (b): think {1e3 * think:.0f} ms, "
+                f"{args.seconds:g} s...[/]"
+            )
+            paced = await paced_path(clients, tables, think, args.warmup, args.seconds, pid)
+            paced["share_wanted"] = share
+            paced["share_reached"] = paced["per_s"] / capacity if capacity else None
+            results[f"c_{share:g}"] = paced
+        return results
+    finally:
+        for channel in chans:
+            await channel.close()
+
+
+# --------------------------------------------------------------------------- (d), (e)
+
+
+async def cpu_at_scale(port: int, pid: int, seconds: float, warmup: float) -> dict[str, Any]:
+    """Server CPU per decision while 10 matches are played (the stored ones stay idle)."""
+    target = f"127.0.0.1:{port}"
+    chans = await channels(target, 1)
+    try:
+        clients = [AsyncClient(target, channel=c) for c in chans]
+        result = await game_path(clients, 10, SEATS, "trial", warmup, seconds, pid)
+        return result.as_json()
+    finally:
+        for channel in chans:
+            await channel.close()
+
+
+async def scale_runs(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """(d) and (e): one server per size, each on a store prepared beforehand."""
+    results: dict[str, Any] = {}
+    pauses: list[float] = []
+    for live in args.scales:
+        db = folder / f"scale{live}.db"
+        idle = max(0, live - 10)
+        console.print(f"[dim](d) storing {idle} idle mid-game matches...[/]")
+        await populate(db, idle)
+        proc = server(folder, db, "--log-level", "warning")
+        proc.log_path = folder / f"scale{live}.log"
+        try:
+            port = await proc.start_async(within_s=60)
+            waited = await settled(proc.pid)
+            rss_idle = rss_kib(proc.pid)
+            console.print(
+                f"[dim](d) {live} live matches (settled after {waited:.1f} s), "
+                f"10 played for {args.seconds:g} s...[/]"
+            )
+            measured = await cpu_at_scale(port, proc.pid, args.seconds, args.warmup)
+            measured["rss_kib_settled"] = rss_idle
+            measured["settle_s"] = waited
+            results[str(live)] = measured
+        finally:
+            proc.stop()
+        text = proc.log_path.read_text(errors="replace")
+        pause = largest_gc_pause_ms(text)
+        results[str(live)]["largest_gc_pause_ms"] = pause
+        results[str(live)]["gc"] = gc_summary(text)
+        if pause is not None:
+            pauses.append(pause)
+    return {"runs": results, "pauses": pauses}
+
+
+async def memory_runs(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """(e): resident set of a settled server on an empty store, on ``idle`` unfinished
+    matches, and on ``finished`` matches finished a second ago (kept in memory)."""
+    sizes: dict[str, int] = {}
+    cases = {
+        "empty": (0, 0),
+        "idle": (args.idle_matches, 0),
+        "finished": (0, args.finished_matches),
+    }
+    for name, (live, finished) in cases.items():
+        db = folder / f"memory-{name}.db"
+        await populate(db, live, finished)
+        proc = server(folder, db, "--log-level", "warning")
+        proc.log_path = folder / f"memory-{name}.log"
+        try:
+            await proc.start_async(within_s=60)
+            await settled(proc.pid)
+            sizes[name] = rss_kib(proc.pid)
+        finally:
+            proc.stop()
+    idle_kb = (sizes["idle"] - sizes["empty"]) * 1.024 / max(1, args.idle_matches)
+    finished_kb = (sizes["finished"] - sizes["empty"]) * 1.024 / max(1, args.finished_matches)
+    return {"rss_kib": sizes, "idle_kb_per_match": idle_kb, "finished_kb_per_match": finished_kb}
+
+
+# --------------------------------------------------------------------------- (f)
+
+
+async def recovery_run(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """(f): spawn on ``idle_matches`` stored unfinished matches; time to health, to the
+    "recovered" line, and what sampled calls right after health waited."""
+    db = folder / "recovery.db"
+    stored = await populate(db, args.idle_matches)
+    proc = server(folder, db, "--log-level", "info")
+    proc.log_path = folder / "recovery.log"
+    spawned = time.perf_counter()
+    proc.spawn()
+    health_s = None
+    recovered_s = None
+    sample_waits: list[float] = []
+    failures = 0
+    try:
+        while proc._poll_started() is None:  # the port, once written
+            if time.perf_counter() - spawned > 60:
+                raise TimeoutError("the server did not start")
+            await asyncio.sleep(0.005)
+        chans = await channels(proc.target, 1)
+        try:
+            health = health_pb2_grpc.HealthStub(chans[0])  # type: ignore[no-untyped-call]
+            while True:
+                try:
+                    answer = await health.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                    if answer.status == health_pb2.HealthCheckResponse.SERVING:
+                        break
+                except grpc.aio.AioRpcError:
+                    pass
+                await asyncio.sleep(0.005)
+            health_s = time.perf_counter() - spawned
+            client = AsyncClient(proc.target, channel=chans[0])
+            chooser = random.Random(7)
+            sample = chooser.sample(stored, min(args.recovery_samples, len(stored)))
+
+            async def probe(one: StoredMatch) -> None:
+                nonlocal failures
+                seat = one.to_act[0] if one.to_act else 0
+                started = time.perf_counter()
+                try:
+                    view = await client.get_view(Seat(one.match_id, seat, one.tokens[seat]))
+                    if view.version < 1:
+                        failures += 1
+                except grpc.aio.AioRpcError:
+                    failures += 1
+                sample_waits.append(time.perf_counter() - started)
+
+            await asyncio.gather(*(probe(one) for one in sample))
+            while recovered_s is None and time.perf_counter() - spawned < 120:
+                text = proc.log_path.read_text(errors="replace")
+                for line in text.splitlines():
+                    if RECOVERED_LINE.search(line):
+                        seconds = json.loads(line).get("seconds")
+                        recovered_s = time.perf_counter() - spawned
+                        console.print(f"[dim](f) recovery took {seconds} s in the server[/]")
+                        break
+                else:
+                    await asyncio.sleep(0.05)
+        finally:
+            for channel in chans:
+                await channel.close()
+    finally:
+        proc.stop()
+    waits = sorted(sample_waits)
+    return {
+        "matches": args.idle_matches,
+        "health_s": health_s,
+        "all_playable_s": recovered_s,
+        "sampled_calls": len(waits),
+        "sampled_failures": failures,
+        "sampled_wait_p50_ms": percentile_ms(waits, 0.5),
+        "sampled_wait_max_ms": 1e3 * waits[-1] if waits else None,
+        "largest_gc_pause_ms": largest_gc_pause_ms(proc.log_path.read_text(errors="replace")),
+        "gc": gc_summary(proc.log_path.read_text(errors="replace")),
+    }
+
+
+# --------------------------------------------------------------------------- report
+
+
+def verdict(value: float | None, target: float, *, at_least: bool = False) -> str:
+    if value is None:
+        return "[yellow]-[/]"
+    met = value >= target if at_least else value <= target
+    return "[green]met[/]" if met else "[red]missed[/]"
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def report(results: dict[str, Any]) -> None:
+    table = Table(title="make bench (b)-(g): the server")
+    for column in ("", "figure", "value", "target", "ratio to target", ""):
+        table.add_column(column)
+    b = results.get("b")
+    if b:
+        echo, game = b["echo"], b["game"]
+        ratio = game["per_s"] / echo["per_s"] if echo["per_s"] else None
+        table.add_row(
+            "(b)",
+            f"decisions/s {game['per_s']:,.0f} / echo msgs/s {echo['per_s']:,.0f}",
+            fmt(ratio, 3),
+            ">= 0.25",
+            fmt(None if ratio is None else ratio / TARGETS["b_ratio"]),
+            verdict(ratio, TARGETS["b_ratio"], at_least=True),
+        )
+        cpu_game, cpu_echo = game["server_cpu_us_per_message"], echo["server_cpu_us_per_message"]
+        cpu_ratio = cpu_echo / cpu_game if cpu_game and cpu_echo else None
+        table.add_row(
+            "(b)",
+            f"server CPU: echo msg {fmt(cpu_echo, 0)} us / decision {fmt(cpu_game, 0)} us",
+            fmt(cpu_ratio, 3),
+            ">= 0.25",
+            fmt(None if cpu_ratio is None else cpu_ratio / TARGETS["b_ratio"]),
+            verdict(cpu_ratio, TARGETS["b_ratio"], at_least=True),
+        )
+        for share in ("0.25", "0.5"):
+            c = b.get(f"c_{share}")
+            if not c:
+                continue
+            reached = c["share_reached"]
+            label = f"at {share} of (b) (reached {fmt(reached)})"
+            table.add_row("(c)", f"p50 {label}", fmt(c["p50_ms"]), "-", "-", "")
+            table.add_row(
+                "(c)",
+                f"p99 {label}",
+                fmt(c["p99_ms"]),
+                "< 5 ms" if share == "0.5" else "-",
+                fmt(c["p99_ms"] / TARGETS["c_p99_ms"]) if c["p99_ms"] else "-",
+                verdict(c["p99_ms"], TARGETS["c_p99_ms"]) if share == "0.5" else "",
+            )
+            table.add_row(
+                "(c)",
+                f"p99.9 {label}",
+                fmt(c["p999_ms"]),
+                "< 20 ms" if share == "0.5" else "-",
+                fmt(c["p999_ms"] / TARGETS["c_p999_ms"]) if c["p999_ms"] else "-",
+                verdict(c["p999_ms"], TARGETS["c_p999_ms"]) if share == "0.5" else "",
+            )
+    d = results.get("d")
+    if d:
+        runs = d["runs"]
+        small = runs[min(runs, key=int)]["server_cpu_us_per_message"]
+        for live, run in sorted(runs.items(), key=lambda kv: int(kv[0])):
+            cpu = run["server_cpu_us_per_message"]
+            ratio = cpu / small if cpu and small else None
+            table.add_row(
+                "(d)",
+                f"server CPU/decision, {int(live):,} live: {fmt(cpu, 0)} us",
+                fmt(ratio),
+                "<= 1.2x",
+                fmt(None if ratio is None else ratio / TARGETS["d_ratio"]),
+                verdict(ratio, TARGETS["d_ratio"]),
+            )
+    e = results.get("e")
+    if e:
+        table.add_row(
+            "(e)",
+            "KB per idle live match",
+            fmt(e["idle_kb_per_match"], 1),
+            "< 20",
+            fmt(e["idle_kb_per_match"] / TARGETS["e_idle_kb"]),
+            verdict(e["idle_kb_per_match"], TARGETS["e_idle_kb"]),
+        )
+        table.add_row(
+            "(e)",
+            "KB per finished match kept",
+            fmt(e["finished_kb_per_match"], 1),
+            "< 10",
+            fmt(e["finished_kb_per_match"] / TARGETS["e_finished_kb"]),
+            verdict(e["finished_kb_per_match"], TARGETS["e_finished_kb"]),
+        )
+    f = results.get("f")
+    if f:
+        table.add_row(
+            "(f)",
+            f"health answered, {f['matches']:,} stored (s)",
+            fmt(f["health_s"]),
+            "< 2 s",
+            fmt(None if f["health_s"] is None else f["health_s"] / TARGETS["f_health_s"]),
+            verdict(f["health_s"], TARGETS["f_health_s"]),
+        )
+        table.add_row(
+            "(f)",
+            "every match playable (s)",
+            fmt(f["all_playable_s"]),
+            "< 15 s",
+            fmt(None if f["all_playable_s"] is None else f["all_playable_s"] / TARGETS["f_all_s"]),
+            verdict(f["all_playable_s"], TARGETS["f_all_s"]),
+        )
+        table.add_row(
+            "(f)",
+            f"calls right after health: p50 / max wait (ms), {f['sampled_failures']} failed",
+            f"{fmt(f['sampled_wait_p50_ms'], 1)} / {fmt(f['sampled_wait_max_ms'], 1)}",
+            "-",
+            "-",
+            "" if not f["sampled_failures"] else "[red]failed[/]",
+        )
+    pause = results.get("g")
+    table.add_row(
+        "(g)",
+        "largest GC pause of every run (ms)",
+        fmt(pause),
+        "<= 20 ms",
+        fmt(None if pause is None else pause / TARGETS["g_pause_ms"]),
+        verdict(pause, TARGETS["g_pause_ms"]),
+    )
+    console.print(table)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--seconds", type=float, default=10.0, help="each window (default 10)")
+    parser.add_argument("--warmup", type=float, default=1.0, help="before each window")
+    parser.add_argument("--quick", action="store_true", help="smoke run: ~60 s")
+    parser.add_argument(
+        "--only", default="bcdef", help="which of b (with c), d, e, f to run (default all)"
+    )
+    parser.add_argument(
+        "--json", type=Path, default=ROOT / "var" / "bench_server.json", help="results file"
+    )
+    args = parser.parse_args(argv)
+    args.scales = (10, 1_000, 10_000)
+    args.idle_matches = 10_000
+    args.finished_matches = 2_000
+    args.recovery_samples = 200
+    if args.quick:
+        args.seconds, args.warmup = 2.0, 0.5
+        args.scales = (10, 1_000)
+        args.idle_matches = 1_000
+        args.finished_matches = 500
+        args.recovery_samples = 50
+    return args
+
+
+async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    pauses: list[float] = []
+    if "b" in args.only:
+        proc = bench_server(folder, None, "sqlite")
+        try:
+            port = await proc.start_async(within_s=60)
+            results["b"] = await throughput_and_latency(port, args, proc.pid)
+        finally:
+            proc.stop()
+        text = proc.log_path.read_text(errors="replace")
+        results["b"]["gc"] = gc_summary(text)
+        pause = largest_gc_pause_ms(text)
+        if pause is not None:
+            pauses.append(pause)
+    if "d" in args.only:
+        scale = await scale_runs(folder, args)
+        results["d"] = {"runs": scale["runs"]}
+        pauses.extend(scale["pauses"])
+    if "e" in args.only:
+        console.print("[dim](e) memory: empty, idle and finished stores...[/]")
+        results["e"] = await memory_runs(folder, args)
+    if "f" in args.only:
+        console.print(f"[dim](f) recovery of {args.idle_matches:,} stored matches...[/]")
+        results["f"] = await recovery_run(folder, args)
+        if results["f"]["largest_gc_pause_ms"] is not None:
+            pauses.append(results["f"]["largest_gc_pause_ms"])
+    results["g"] = max(pauses) if pauses else None
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="speeltafel-bench-server-") as tmp:
+        results, loop_name = run_loop(run(args, Path(tmp)))
+    results["loop"] = loop_name
+    results["total_seconds"] = time.perf_counter() - started
+    report(results)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    console.print(f"[dim]results written to {args.json} ({results['total_seconds']:.0f} s)[/]")
+    b = results.get("b")
+    broken = b is not None and (b["game"]["count"] == 0 or b["game"].get("errors"))
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
