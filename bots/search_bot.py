@@ -20,6 +20,14 @@ search worlds sampled from its own view. It knows no game's rules or messages:
    the bot's utility. The action with the best mean value wins, ties to the heuristic's
    choice, then to the first legal action.
 
+Some games need other settings than the bot's defaults (:data:`TUNING`, per game id): a
+longer ``horizon`` where scores change only at the end of a long deal, a larger time
+budget (``budget_scale``) where one rollout is long, less exploration where a random
+action of another seat (a wild bid) swings the score more than any choice of the bot's,
+and ``until_scored``: stop a rollout as soon as the running scores change (checked on
+the observation the playout policy reads anyway; only for games whose running scores are
+public, the same in every seat's observation).
+
 It samples at most ``samples`` worlds and stops early when its time budget (``budget_ms``,
 capped at ``clock_fraction`` of the move clock's remaining time when the view has a
 deadline) is spent; it checks the clock after every rollout, so it overshoots by at most
@@ -35,6 +43,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from speeltafel.sdk.v1 import common_pb2
@@ -57,6 +66,27 @@ class HeuristicBot(Protocol):
 
 
 Heuristics = Callable[[str], HeuristicBot | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    """One game's departures from the bot's own settings (module docstring)."""
+
+    horizon: int | None = None  # rounds a rollout plays on (None: the bot's ``horizon``)
+    budget_scale: float = 1.0  # times the bot's ``budget_ms`` (a budget of None stays None)
+    explore: float | None = None  # None: the bot's ``explore``
+    until_scored: bool = False  # stop a rollout at the first change of the running scores
+
+
+#: Per game id. Kleurenwiezen scores once per deal of about 60 actions, so a rollout plays
+#: to the end of the deal (21 rounds: a whole deal from its first bid, with a long auction
+#: and the kleine-miserie discards) and stops there; a rollout costs about 5-8 ms, so the budget is eight times the
+#: default; and a random bid of another seat (solo slim, blote miserie) would decide the
+#: rollout's value by itself, so the others explore rarely.
+TUNING: dict[str, Tuning] = {
+    "kleurenwiezen": Tuning(horizon=20, budget_scale=8.0, explore=0.05, until_scored=True),
+}
+_DEFAULT_TUNING = Tuning()
 
 
 def decode_view(view: common_pb2.View) -> Any:
@@ -110,9 +140,10 @@ class SearchBot:
         return self._heuristic[game_id]
 
     def budget_seconds(self, view: common_pb2.View) -> float:
-        """This decision's time budget: ``budget_ms``, at most ``clock_fraction`` of the
-        time the clock has left (inf: no limit)."""
-        budget = float("inf") if self.budget_ms is None else self.budget_ms / 1000
+        """This decision's time budget: ``budget_ms`` (scaled for the game, :data:`TUNING`),
+        at most ``clock_fraction`` of the time the clock has left (inf: no limit)."""
+        scale = TUNING.get(view.game, _DEFAULT_TUNING).budget_scale
+        budget = float("inf") if self.budget_ms is None else self.budget_ms * scale / 1000
         if view.clock.deadline_unix_ms:
             budget = min(budget, view.clock.remaining_ms / 1000 * self.clock_fraction)
         return budget
@@ -189,18 +220,24 @@ class SearchBot:
         """Play ``action``, then the playout policy for every seat (module docstring, 3 and
         4); the rollout's value, higher is better."""
         chooser = random.Random(seed)
+        tuning = TUNING.get(game.info.game_id, _DEFAULT_TUNING)
+        horizon = self.horizon if tuning.horizon is None else tuning.horizon
+        explore = self.explore if tuning.explore is None else tuning.explore
         scores = heuristic.running_scores(game.observe(world, None)) if heuristic else None
         seats = len(scores) if scores is not None else 0
-        limit = (self.horizon + 1) * seats if scores is not None else game.max_actions(world)
+        limit = (horizon + 1) * seats if scores is not None else game.max_actions(world)
         state = game.apply(world, seat, action)
         steps = 1
         while (outcome := game.outcome(state)) is None and steps < limit:
             mover = game.to_act(state)[0]
             legal = game.legal_actions(state, mover)
-            if heuristic is None or chooser.random() < self.explore:
+            if heuristic is None or chooser.random() < explore:
                 index = chooser.randrange(len(legal))
             else:
-                index = heuristic.act(game.observe(state, mover), legal)
+                seen = game.observe(state, mover)
+                if tuning.until_scored and heuristic.running_scores(seen) != scores:
+                    break
+                index = heuristic.act(seen, legal)
             state = game.apply(state, mover, legal[index])
             steps += 1
         if scores is None or heuristic is None:
