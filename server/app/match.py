@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import zlib
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -202,7 +204,9 @@ class Match:
         self.joined: dict[int, SeatJoined] = {}
         self.state: Any = None
         self.version = 0
-        self.actions: list[ActionRow] = []
+        self._actions: list[ActionRow] = []
+        self._packed = b""  # the action rows of a compacted match (see compact)
+        self.compacted = False
         self.requests: dict[tuple[int, str], ActionRow] = {}
         self.join_requests: dict[str, SeatJoined] = {}  # join request id -> the seat taken
         self.acting_since: dict[int, tuple[int, int]] = {}  # seat -> (version, server ms)
@@ -338,7 +342,7 @@ class Match:
 
     def record(self, row: ActionRow, state: Any) -> None:
         """An action made durable: the new state, version, request answer and clocks."""
-        self.actions.append(row)
+        self._actions.append(row)
         self.requests[(row.seat, row.request_id)] = row
         self.version = row.seq + 1
         autoplayed = row.clock_default and self.forfeited[row.seat]
@@ -415,6 +419,44 @@ class Match:
         elif len(self.history) > CACHED_VERSIONS:
             # Views of older versions go only to a lagging stream: rebuild them if asked.
             self.history[-CACHED_VERSIONS - 1].cache.clear()
+
+    @property
+    def actions(self) -> list[ActionRow]:
+        """The action rows in log order (unpacked again for a compacted match)."""
+        if not self.compacted:
+            return self._actions
+        return [
+            ActionRow(self.id, seq, seat, request_id, action, server_ms, clock_default)
+            for seq, seat, request_id, action, server_ms, clock_default in json.loads(
+                zlib.decompress(self._packed)
+            )
+        ]
+
+    def compact(self) -> None:
+        """The match is over and its end is stored: keep what a finished match answers
+        with, in less memory.
+
+        The action rows (objects, each with its own strings) are packed into one
+        compressed JSON blob that :attr:`actions` unpacks when a record is asked for, and
+        of the request-id answers each seat keeps its last one: a seat has at most one
+        action in flight, so the answer a client may still ask for after the end is its
+        last (the SDK runner asks once more for an action whose answer the end cut off);
+        an older request id then gets "the match is over" instead of its stored answer.
+        With its snapshots gone too (:meth:`_settle`), a finished match kept for its
+        linger time is mostly its final state and final view."""
+        if self.compacted:
+            return
+        rows = self._actions
+        last: dict[int, ActionRow] = {}
+        for row in rows:
+            last[row.seat] = row
+        self.requests = {(row.seat, row.request_id): row for row in last.values()}
+        packed = [
+            [r.seq, r.seat, r.request_id, r.action, r.server_ms, r.clock_default] for r in rows
+        ]
+        self._packed = zlib.compress(json.dumps(packed, separators=(",", ":")).encode())
+        self._actions = []
+        self.compacted = True
 
     def _settle(self) -> None:
         """The match is over: keep its final snapshot, not the history of earlier ones.

@@ -499,6 +499,7 @@ class MatchRuntime:
         self._index(match)
         self._track(match)
         if match.finished is not None:
+            match.compact()
             self._schedule_eviction(match)
         elif arm:
             self._arm_timer(match)
@@ -549,6 +550,52 @@ class MatchRuntime:
             outbox.push_snapshot(snapshot, resync=True)
         log.info("match_reloaded", match_id=fresh.id, version=fresh.version)
         return fresh
+
+    async def refresh(self, match_id: str) -> bool:
+        """Catch up with what another process stored in a shared log (the cluster's hook,
+        ``speeltafel.server.app.cluster``); returns whether the match moved here.
+
+        Only for a match this process holds and has not seen end: a match it does not hold
+        is loaded whole by the next call that needs it. The rows after its version are read
+        by seq (``store.read_actions``) and applied as if committed here: each version goes
+        to the subscribers, the clock is re-armed, and an outcome stores the finish row
+        (idempotent: the first one stays) and tells the finish listeners. Anything else
+        (a seat joined, the match ended without a move, a gap in what was read, a store
+        without ``read_actions``) replays the whole log, as a conflict does."""
+        match = self.matches.get(match_id)
+        if match is None or match.finished is not None or self._closing:
+            return False
+        return await self._owned(self._catch_up(match_id))
+
+    async def _catch_up(self, match_id: str) -> bool:
+        async with self._locked(match_id) as match:
+            if match.finished is not None:
+                return False
+            read = getattr(self.store, "read_actions", None)
+            rows: tuple[ActionRow, ...] = ()
+            if read is not None and match.status == "running":
+                rows = await read(match_id, match.version - 1)
+            if rows and all(row.seq == match.version + i for i, row in enumerate(rows)):
+                for row in rows:
+                    action = match.game.parse_action(row.action)
+                    state = match.game.apply(match.state, row.seat, action)
+                    match.record(row, state)
+                    match.publish()
+                match.failures = 0
+                self._track(match)
+                if match.outcome is not None:
+                    try:
+                        await self._store_finish(match)
+                    except Exception:
+                        match.failures += 1  # the timer retries the finish row
+                        log.exception("finish_failed", match_id=match.id)
+                self._arm_timer(match)
+                return True
+            version, status = match.version, match.status
+            fresh = await self._refresh(match)
+            if fresh.finished is not None:
+                self._finished(fresh)
+            return (fresh.version, fresh.status) != (version, status)
 
     async def get(self, match_id: str) -> Match:
         """A match by id, from memory or (finished and evicted) from the store."""
@@ -955,6 +1002,7 @@ class MatchRuntime:
         )
         self._schedule_eviction(match)
         self._finished(match)
+        match.compact()
 
     async def _end(self, match: Match, termination: str) -> None:
         """End a match early: the finished row first, then memory (the lock is held)."""
@@ -978,6 +1026,7 @@ class MatchRuntime:
         self._arm_timer(match)
         self._schedule_eviction(match)
         self._finished(match)
+        match.compact()
 
     # ------------------------------------------------------------------ clocks
 
