@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
@@ -484,8 +485,17 @@ ALL_HIGH_BIDS = tuple(
 _BID_ACTION = {b: bid(b.kind, b.tricks, b.suit) for b in ALL_HIGH_BIDS}
 
 
+_GET_ALL = attrgetter(*_FIELDS)
+_INDEX = {name: i for i, name in enumerate(_FIELDS)}
+
+
 def _evolve(state: WiezenState, **changes: Any) -> WiezenState:
-    return WiezenState(*[changes[n] if n in changes else getattr(state, n) for n in _FIELDS])
+    """A copy of ``state`` with ``changes``: tuples are shared, never copied (the cost of a
+    move is the few fields it changes)."""
+    values = list(_GET_ALL(state))
+    for name, value in changes.items():
+        values[_INDEX[name]] = value
+    return WiezenState(*values)
 
 
 def active_seats(dealer: int, players: int) -> tuple[int, ...]:
@@ -1347,7 +1357,8 @@ def _apply_discard(state: WiezenState, seat: int, card: str) -> WiezenState:
     if not all(discards[s] for s in state.active):
         return _evolve(state, hands=tuple(hands), discards=tuple(discards))
     # Recorded in seat order, the order rewind replays sealed commitments in.
-    revealed = tuple(Event(s, _DISCARD[discards[s]]) for s in sorted(state.active))
+    # The history is public: it says who discarded, never the card (``discards`` has it).
+    revealed = tuple(Event(s, HIDDEN_DISCARD) for s in sorted(state.active))
     return _evolve(
         state,
         hands=tuple(hands),
@@ -1358,10 +1369,20 @@ def _apply_discard(state: WiezenState, seat: int, card: str) -> WiezenState:
     )
 
 
-def _masked(event: Event) -> Event:
-    if event.action.kind is ActionKind.DISCARD:
-        return Event(event.seat, HIDDEN_DISCARD, event.automatic)
-    return event
+def _step(state: WiezenState, seat: int, action: WiezenAction) -> WiezenState:
+    """A legal action played (the caller has checked legality)."""
+    phase = state.phase
+    if phase is Phase.PLAY:
+        return _apply_play(state, seat, action.card)
+    if phase is Phase.DISCARD:
+        return _apply_discard(state, seat, action.card)
+    if phase is Phase.DECLARE:
+        return _apply_declare(state, seat, action)
+    if phase is Phase.OPBIEDEN:
+        return _apply_opbieden(state, seat, action)
+    if phase is Phase.MISERIE_RESPONSE:
+        return _apply_response(state, seat, action)
+    return _apply_troel(state, seat, action)
 
 
 class Kleurenwiezen:
@@ -1526,18 +1547,7 @@ class Kleurenwiezen:
         refuse_unless_legal(
             self.legal_actions(state, seat), action, lambda: self._why_illegal(state, seat, action)
         )
-        phase = state.phase
-        if phase is Phase.PLAY:
-            return _apply_play(state, seat, action.card)
-        if phase is Phase.DISCARD:
-            return _apply_discard(state, seat, action.card)
-        if phase is Phase.DECLARE:
-            return _apply_declare(state, seat, action)
-        if phase is Phase.OPBIEDEN:
-            return _apply_opbieden(state, seat, action)
-        if phase is Phase.MISERIE_RESPONSE:
-            return _apply_response(state, seat, action)
-        return _apply_troel(state, seat, action)
+        return _step(state, seat, action)
 
     def _why_illegal(
         self, state: WiezenState, seat: int, action: WiezenAction
@@ -1651,7 +1661,7 @@ class Kleurenwiezen:
             multiplier=2 if state.doubling else 1,
             scores=state.scores,
             results=state.results,
-            history=tuple(_masked(e) for e in state.events),
+            history=state.events,
         )
 
     def sample_world(self, observation: WiezenObservation, rng: Rng) -> WiezenState:
@@ -1687,17 +1697,32 @@ class Kleurenwiezen:
             if event.automatic:
                 continue
             action = event.action
+            if action.kind is ActionKind.PLAY and obs.phase is Phase.PLAY:
+                # The cards of the play change only these fields; the observation has them
+                # all, so the tricks need not be replayed one card at a time.
+                gone = {p.card for t in obs.tricks for p in t.plays}
+                gone.update(p.card for p in obs.trick)
+                gone.update(discards)
+                return _evolve(
+                    state,
+                    hands=tuple(tuple(c for c in in_order(h) if c not in gone) for h in hands),
+                    trick=obs.trick,
+                    tricks=obs.tricks,
+                    won=obs.tricks_won,
+                    trump=obs.trump,
+                    target=obs.target,
+                    leader=obs.leader,
+                    turn=obs.to_act[0],
+                    events=obs.history,
+                )
             if action.kind is ActionKind.DISCARD:
                 action = _DISCARD[discards[event.seat]]
-            state = self._replay(state, event.seat, action)
+            state = _step(state, event.seat, action)
         if state.phase is Phase.DISCARD:
             for seat in sorted(obs.active):
                 if obs.discarded[seat]:
-                    state = self._replay(state, seat, _DISCARD[discards[seat]])
+                    state = _step(state, seat, _DISCARD[discards[seat]])
         return state
-
-    def _replay(self, state: WiezenState, seat: int, action: WiezenAction) -> WiezenState:
-        return self.apply(state, seat, action)
 
     def determinize(self, state: WiezenState, seat: int, rng: Rng) -> WiezenState:
         """``sample_world(observe(state, seat), rng)``."""
@@ -1718,7 +1743,16 @@ class Kleurenwiezen:
                 doubling=bool(results) and results[-1].end is DealEnd.RONDPAS,
             )
         start = deal_start(common, state.pack, state.decks)
-        actions = [(e.seat, e.action) for e in state.events if not e.automatic]
+        actions = [
+            (
+                e.seat,
+                _DISCARD[state.discards[e.seat]]
+                if e.action.kind is ActionKind.DISCARD
+                else e.action,
+            )
+            for e in state.events
+            if not e.automatic
+        ]
         if state.phase is Phase.DISCARD:
             actions += [
                 (s, _DISCARD[state.discards[s]]) for s in sorted(state.active) if state.discards[s]
@@ -2052,7 +2086,12 @@ def _consistent(obs: WiezenObservation, hands: Sequence[Sequence[str]], in_troel
 def _fill(
     pool: list[str], caps: list[int], barred: list[set[str]], rng: Rng
 ) -> tuple[list[list[str]], Rng]:
-    """``pool`` dealt at random into zones of room ``caps``, none getting a barred suit."""
+    """``pool`` dealt at random into zones of room ``caps``, none getting a barred suit.
+
+    Each card goes to a zone drawn in proportion to its room among the zones that take its
+    suit and leave the rest placeable. Hall's condition, kept per set of suits: the cards
+    of the set still to place (``need``) fit into the room of the zones taking any of them
+    (``space``)."""
     order, rng = rng.shuffle(pool)
     out: list[list[str]] = [[] for _ in caps]
     if not any(barred):
@@ -2062,13 +2101,15 @@ def _fill(
             at += cap
         return out, rng
     room = list(caps)
-    counts = {s: 0 for s in SUITS}
+    zones = range(len(caps))
+    takes = [sum(1 << i for i, suit in enumerate(SUITS) if suit not in barred[z]) for z in zones]
+    masks = range(1, 16)
+    need = [sum(1 for c in order if (1 << SUITS.index(c[1])) & m) for m in range(16)]
+    space = [sum(room[z] for z in zones if takes[z] & m) for m in range(16)]
     for c in order:
-        counts[c[1]] += 1
-    for c in order:
-        suit = c[1]
-        counts[suit] -= 1
-        options = [z for z in range(len(room)) if room[z] and suit not in barred[z]]
+        bit = 1 << SUITS.index(c[1])
+        options = [z for z in zones if room[z] and takes[z] & bit]
+        chosen = options[0] if options else max(zones, key=room.__getitem__)
         while options:
             total = sum(room[z] for z in options)
             draw, rng = rng.below(total)
@@ -2076,30 +2117,19 @@ def _fill(
                 draw -= room[z]
                 if draw < 0:
                     break
-            room[z] -= 1
-            if _feasible(counts, room, barred):
-                out[z].append(c)
+            if all(
+                need[m] - (1 if m & bit else 0) <= space[m] - (1 if m & takes[z] else 0)
+                for m in masks
+            ):
+                chosen = z
                 break
-            room[z] += 1
             options.remove(z)
-        else:  # cannot happen for a consistent observation; keep the count right
-            z = max(range(len(room)), key=room.__getitem__)
-            room[z] -= 1
-            out[z].append(c)
+        # (No option left cannot happen for a consistent observation; the count stays right.)
+        room[chosen] -= 1
+        out[chosen].append(c)
+        for m in masks:
+            if m & bit:
+                need[m] -= 1
+            if m & takes[chosen]:
+                space[m] -= 1
     return out, rng
-
-
-def _feasible(counts: Mapping[str, int], room: Sequence[int], barred: Sequence[set[str]]) -> bool:
-    """Hall's condition: every set of suits fits into the zones that take one of them."""
-    suits = [s for s in SUITS if counts[s]]
-    for mask in range(1, 1 << len(suits)):
-        chosen = [s for i, s in enumerate(suits) if mask >> i & 1]
-        need = sum(counts[s] for s in chosen)
-        space = sum(
-            r
-            for r, bar in zip(room, barred, strict=True)
-            if r and any(s not in bar for s in chosen)
-        )
-        if need > space:
-            return False
-    return True
