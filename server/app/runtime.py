@@ -269,6 +269,7 @@ class MatchRuntime:
         self._pending: set[str] = set()  # unfinished matches a restart has not resumed yet
         self._recovery: asyncio.Future[int] | None = None
         self._recovery_now = 0
+        self._read: dict[str, MatchLog] = {}  # the bulk read, while it is being resumed
         self.seal: Callable[[Match], bool] | None = None
         """Whether a match's record (and its spectators' view) is withheld for now: the
         tournament director seals the matches of a duplicate set until the set has ended."""
@@ -372,6 +373,8 @@ class MatchRuntime:
             return 0
         read_s = time.perf_counter() - started
         read_logs = len(logs)
+        # A call for a match not reached yet resumes it from here, not from the store.
+        self._read = {stored.created.match_id: stored for stored in logs}
         yielded = time.perf_counter()
         for stored in logs:
             if self._closing:
@@ -383,6 +386,7 @@ class MatchRuntime:
                 await asyncio.sleep(0)  # calls are answered between slices of replays
                 yielded = time.perf_counter()
         del logs  # the rows are now in the matches; let the read's lists go
+        self._read = {}
         self._pending.clear()
         await self._load_lingering(now)
         log.info(
@@ -604,7 +608,7 @@ class MatchRuntime:
         match = self.matches.get(match_id)
         if match is None and match_id in self._pending:
             # Not resumed yet after a restart: resume this one now, ahead of the bulk.
-            stored = await self.store.load(match_id)
+            stored = self._read.get(match_id) or await self.store.load(match_id)
             if stored is not None:
                 await self._resume(stored)
             match = self.matches.get(match_id)
