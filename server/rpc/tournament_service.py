@@ -19,14 +19,17 @@ import hmac
 import math
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
+
+import grpc
 
 from speeltafel.sdk.v1 import tournament_pb2, tournament_pb2_grpc
 from speeltafel.server.app.errors import BadRequest, Refused, Unauthenticated
+from speeltafel.server.app.match import Match
 from speeltafel.server.app.runtime import MatchRuntime
-from speeltafel.server.rpc.errors import bearer_token
+from speeltafel.server.rpc.errors import abort, bearer_token
 from speeltafel.server.rpc.service import _record
 from speeltafel.server.store.base import FixtureResult, TournamentStore
 from speeltafel.server.tournament.director import (
@@ -40,6 +43,7 @@ from speeltafel.server.tournament.lobby import REPLACED, Assignment, Lobby, Repl
 from speeltafel.server.tournament.results import Standings
 
 Context: TypeAlias = Any  # grpc's servicer context is untyped at this one seam
+T = TypeVar("T")
 
 FORMATS = {
     tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN: Format.ROUND_ROBIN,
@@ -206,14 +210,27 @@ def assignment_to_proto(assignment: Assignment) -> tournament_pb2.SeatAssignment
 
 
 class LobbyService(tournament_pb2_grpc.LobbyServiceServicer):
-    """One Connect stream per bot: Register, then seat assignments pushed."""
+    """One Connect stream per bot: Register, then seat assignments pushed.
 
-    def __init__(self, lobby: Lobby) -> None:
-        self.lobby = lobby
+    In a cluster, a process that does not direct relays the stream to the one that does
+    (see :class:`TournamentServices`)."""
+
+    def __init__(self, services: TournamentServices) -> None:
+        self.services = services
+
+    @property
+    def lobby(self) -> Lobby:
+        """The lobby of the director this process runs now."""
+        return self.services.lobby
 
     async def Connect(
         self, request_iterator: AsyncIterator[tournament_pb2.ConnectRequest], context: Context
     ) -> AsyncIterator[tournament_pb2.ConnectResponse]:
+        stub = await self.services.relay(context, tournament_pb2_grpc.LobbyServiceStub)
+        if stub is not None:
+            async for response in _relay_both(stub.Connect, request_iterator, context):
+                yield response
+            return
         name = self.lobby.authenticate(bearer_token(context.invocation_metadata()))
         first = await anext(aiter(request_iterator), None)
         if first is None:
@@ -234,6 +251,13 @@ class LobbyService(tournament_pb2_grpc.LobbyServiceServicer):
             try:
                 while True:
                     item = await connection.next()
+                    if item is _GONE:
+                        await abort(
+                            context,
+                            grpc.StatusCode.UNAVAILABLE,
+                            "this server process stopped directing tournaments: reconnect",
+                            "director_moved",
+                        )
                     if item is REPLACED:
                         raise Replaced(
                             "this bot connected again (or its token was issued anew): this"
@@ -272,10 +296,19 @@ class LobbyService(tournament_pb2_grpc.LobbyServiceServicer):
 class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     """Bot tokens, tournaments, their progress, standings and records."""
 
-    def __init__(self, director: Director, organiser_token: str) -> None:
-        self.director = director
-        self.runtime: MatchRuntime = director.runtime
-        self._organiser = organiser_token.encode()
+    def __init__(self, services: TournamentServices) -> None:
+        self.services = services
+        self.runtime: MatchRuntime = services.runtime
+        self._organiser = services.organiser_token.encode()
+
+    @property
+    def director(self) -> Director:
+        """The director this process runs now."""
+        return self.services.director
+
+    async def _remote(self, context: Context) -> Any:
+        """The director's TournamentService when another process directs, else None."""
+        return await self.services.relay(context, tournament_pb2_grpc.TournamentServiceStub)
 
     def _organiser_only(self, context: Context) -> None:
         token = bearer_token(context.invocation_metadata()).encode()
@@ -287,6 +320,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     async def IssueBotToken(
         self, request: tournament_pb2.IssueBotTokenRequest, context: Context
     ) -> tournament_pb2.IssueBotTokenResponse:
+        if (remote := await self._remote(context)) is not None:
+            return await _relay(remote.IssueBotToken, request, context)
         self._organiser_only(context)
         name, token = await self.director.lobby.issue(request.bot_name, self.runtime.clock.now_ms())
         return tournament_pb2.IssueBotTokenResponse(bot_name=name, token=token)
@@ -294,6 +329,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     async def CreateTournament(
         self, request: tournament_pb2.CreateTournamentRequest, context: Context
     ) -> tournament_pb2.CreateTournamentResponse:
+        if (remote := await self._remote(context)) is not None:
+            return await _relay(remote.CreateTournament, request, context)
         self._organiser_only(context)
         if request.format not in FORMATS:
             raise BadRequest("format is required (round robin, gauntlet or duplicate)", "format")
@@ -334,6 +371,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     async def CancelTournament(
         self, request: tournament_pb2.CancelTournamentRequest, context: Context
     ) -> tournament_pb2.CancelTournamentResponse:
+        if (remote := await self._remote(context)) is not None:
+            return await _relay(remote.CancelTournament, request, context)
         self._organiser_only(context)
         tournament = await self.director.cancel(request.tournament_id)
         return tournament_pb2.CancelTournamentResponse(tournament=tournament_to_proto(tournament))
@@ -341,6 +380,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     async def ListTournaments(
         self, request: tournament_pb2.ListTournamentsRequest, context: Context
     ) -> tournament_pb2.ListTournamentsResponse:
+        if (remote := await self._remote(context)) is not None:
+            return await _relay(remote.ListTournaments, request, context)
         return tournament_pb2.ListTournamentsResponse(
             tournaments=[tournament_to_proto(t) for t in self.director.tournaments.values()]
         )
@@ -348,6 +389,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     async def GetTournament(
         self, request: tournament_pb2.GetTournamentRequest, context: Context
     ) -> tournament_pb2.GetTournamentResponse:
+        if (remote := await self._remote(context)) is not None:
+            return await _relay(remote.GetTournament, request, context)
         tournament = self.director.get(request.tournament_id)
         return tournament_pb2.GetTournamentResponse(tournament=tournament_to_proto(tournament))
 
@@ -358,12 +401,20 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     async def GetStandings(
         self, request: tournament_pb2.GetStandingsRequest, context: Context
     ) -> tournament_pb2.GetStandingsResponse:
+        if (remote := await self._remote(context)) is not None:
+            return await _relay(remote.GetStandings, request, context)
         tournament = self.director.get(request.tournament_id)
         return tournament_pb2.GetStandingsResponse(standings=self._standings(tournament))
 
     async def WatchTournament(
         self, request: tournament_pb2.WatchTournamentRequest, context: Context
     ) -> AsyncIterator[tournament_pb2.WatchTournamentResponse]:
+        if (remote := await self._remote(context)) is not None:
+            async for item in _relay_stream(
+                remote.WatchTournament(request, metadata=_passed(context)), context
+            ):
+                yield item
+            return
         tournament = self.director.get(request.tournament_id)
         async for event in self.director.watch(request.tournament_id):
             yield self._event(tournament, event)
@@ -384,6 +435,12 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     async def ExportRecords(
         self, request: tournament_pb2.ExportRecordsRequest, context: Context
     ) -> AsyncIterator[tournament_pb2.ExportRecordsResponse]:
+        if (remote := await self._remote(context)) is not None:
+            async for item in _relay_stream(
+                remote.ExportRecords(request, metadata=_passed(context)), context
+            ):
+                yield item
+            return
         tournament = self.director.get(request.tournament_id)
         if tournament.results and not self.director.visible_results(tournament):
             raise Refused(
@@ -405,35 +462,202 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
 
 
 class TournamentServices:
-    """The lobby, the director and their two services on one server."""
+    """The lobby, the director and their two services on one server.
 
-    def __init__(self, runtime: MatchRuntime, store: TournamentStore, organiser_token: str) -> None:
+    **One process** runs its director from :meth:`start` to :meth:`close`.
+
+    **A cluster** (several processes on one PostgreSQL store, ``elected=True``): exactly one
+    process directs at a time, the one holding the director's advisory lock
+    (``speeltafel.server.app.cluster``), which calls :meth:`lead` when it wins the lock and
+    :meth:`follow` when it loses it. Every other process relays the tournament and lobby
+    calls that reach it to the director's process (``relay``: its address read from the
+    store), unchanged, metadata and statuses included. Why relay rather than share the
+    lobby through the store: the director's state (who is connected, who has room, the
+    seats given) stays in the one process that decides with it, the code that decides is
+    the code a single server runs, and lobby traffic is a few messages per match, while
+    the matches themselves (the load) are served by whichever process the proxy routes
+    their ``x-match-id`` to. A bot's Connect stream through a relay breaks when the
+    director's process dies; the bot reconnects (the SDK does, with backoff), reaches the
+    new director and gets its running seats back, marked resumed.
+
+    A following process seals every match of a duplicate set until its tournament is over
+    (it does not know when a set ends; the director does): a record asked of it early is
+    refused, never leaked. Records come out of ExportRecords, which the director answers.
+    """
+
+    def __init__(
+        self,
+        runtime: MatchRuntime,
+        store: TournamentStore,
+        organiser_token: str,
+        *,
+        elected: bool = False,
+    ) -> None:
+        self.runtime = runtime
+        self.store = store
         self.organiser_token = organiser_token
-        self.lobby = Lobby(store, lambda: [g.info.game_id for g in runtime.games()])
+        self.elected = elected
+        self.lobby = self._new_lobby()
         self.director = Director(runtime, store, self.lobby)
+        self.directing = not elected
+        """Whether this process directs now (always, outside a cluster)."""
+        self.remote: Callable[[], Awaitable[grpc.aio.Channel | None]] | None = None
+        """Set by the cluster: a channel to the directing process (None: nobody known)."""
+        self._ended: set[str] = set()  # tournaments known over (a follower's seal)
+        if elected:
+            self._detach(self.director)
+
+    def _new_lobby(self) -> Lobby:
+        runtime = self.runtime
+        return Lobby(self.store, lambda: [g.info.game_id for g in runtime.games()])
+
+    def _detach(self, director: Director) -> None:
+        with contextlib.suppress(ValueError):
+            self.runtime.finish_listeners.remove(director._match_ended)
+        self.runtime.seal = self._follower_seal
 
     async def start(self) -> None:
-        """Load tournaments and bots, then direct (after the runtime has recovered)."""
+        """Load tournaments and bots, then direct (after the runtime has recovered); in a
+        cluster the election decides instead."""
+        if not self.elected:
+            await self.director.start()
+
+    async def lead(self) -> None:
+        """This process won the director's lock: a fresh lobby and director take up where
+        the store left off."""
+        self.lobby = self._new_lobby()
+        self.director = Director(self.runtime, self.store, self.lobby)
         await self.director.start()
+        self.directing = True
+
+    async def follow(self) -> None:
+        """This process lost (or never had) the lock: stop directing, relay instead. Its
+        bots' streams end (UNAVAILABLE) and reconnect to the director."""
+        was = self.directing
+        self.directing = False
+        if was:
+            await self.director.close()
+            for connection in list(self.lobby.connections.values()):
+                connection.push(_GONE)
+        self.runtime.seal = self._follower_seal
+
+    async def learn_ended(self) -> None:
+        """Read which tournaments are over (a follower unseals their records)."""
+        self._ended = {
+            t.tournament_id
+            for t in await self.store.tournaments()
+            if t.status in ("finished", "cancelled")
+        }
+
+    def _follower_seal(self, match: Match) -> bool:
+        deal = match.created.deal
+        if not deal.startswith("duplicate set "):
+            return False
+        _, _, rest = deal.partition(" of tournament ")
+        tournament_id = rest.split(":", 1)[0]
+        return tournament_id not in self._ended
+
+    async def relay(self, context: Context, stub: Callable[[grpc.aio.Channel], T]) -> T | None:
+        """A stub on the directing process, or None when this process directs.
+
+        UNAVAILABLE (retry) while no process directs: between a director's death and the
+        next one's election, about a second."""
+        if self.directing or self.remote is None:
+            return None
+        channel = await self.remote()
+        if channel is None:
+            await abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                "no server process directs the tournaments right now: retry in a moment",
+                "no_director",
+            )
+            raise AssertionError("unreachable: abort raises")
+        return stub(channel)
 
     async def close(self) -> None:
         """Stop directing (before the runtime closes)."""
-        await self.director.close()
+        if self.directing or not self.elected:
+            await self.director.close()
+        self.directing = False
+
+
+_GONE = object()
+"""Queued on a lobby connection when its process stops directing: the stream ends."""
+
+
+def _passed(context: Context) -> tuple[tuple[str, str], ...]:
+    """The caller's metadata a relayed call carries: its token and routing keys."""
+    return tuple(
+        (key, value)
+        for key, value in context.invocation_metadata() or ()
+        if key == "authorization" or (key.startswith("x-") and isinstance(value, str))
+    )
+
+
+async def _relay(method: Any, request: Any, context: Context) -> Any:
+    """One unary call relayed: the director's answer, or its status (details included)."""
+    remaining = context.time_remaining()
+    timeout = remaining if remaining is not None and remaining < 3600 else None
+    try:
+        return await method(request, metadata=_passed(context), timeout=timeout)
+    except grpc.aio.AioRpcError as exc:
+        await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+
+
+async def _relay_stream(call: Any, context: Context) -> AsyncIterator[Any]:
+    """A server stream relayed, its end status included."""
+    try:
+        async for item in call:
+            yield item
+    except grpc.aio.AioRpcError as exc:
+        await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+    finally:
+        call.cancel()
+
+
+async def _relay_both(
+    method: Any, requests: AsyncIterator[Any], context: Context
+) -> AsyncIterator[Any]:
+    """A bidirectional stream relayed: the caller's messages up, the director's down."""
+    call = method(metadata=_passed(context))
+
+    async def up() -> None:
+        with contextlib.suppress(Exception):
+            async for request in requests:
+                await call.write(request)
+            await call.done_writing()
+
+    sending = asyncio.ensure_future(up())
+    try:
+        async for item in _relay_stream(call, context):
+            yield item
+    finally:
+        sending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await sending
 
 
 def add_tournament_services(
-    embedded: Any, runtime: MatchRuntime, store: Any, organiser_token: str = ""
+    embedded: Any,
+    runtime: MatchRuntime,
+    store: Any,
+    organiser_token: str = "",
+    *,
+    elected: bool = False,
 ) -> TournamentServices:
     """Add the LobbyService and TournamentService to an embedded speeltafel (its
     ``add_service``: the same interceptors and serving gate as the match service).
     ``store`` must also be a :class:`TournamentStore`; without ``organiser_token`` a random
-    one is made (read it from the handle)."""
-    services = TournamentServices(runtime, store, organiser_token or secrets.token_urlsafe(32))
-    embedded.add_service(
-        tournament_pb2_grpc.add_LobbyServiceServicer_to_server, LobbyService(services.lobby)
+    one is made (read it from the handle). ``elected``: a cluster process, which directs
+    only while it holds the director's lock (see :class:`TournamentServices`)."""
+    services = TournamentServices(
+        runtime, store, organiser_token or secrets.token_urlsafe(32), elected=elected
     )
     embedded.add_service(
-        tournament_pb2_grpc.add_TournamentServiceServicer_to_server,
-        TournamentService(services.director, services.organiser_token),
+        tournament_pb2_grpc.add_LobbyServiceServicer_to_server, LobbyService(services)
+    )
+    embedded.add_service(
+        tournament_pb2_grpc.add_TournamentServiceServicer_to_server, TournamentService(services)
     )
     return services

@@ -215,6 +215,12 @@ class Director:
         for tournament in self.tournaments.values():
             for queue in tournament.watchers:
                 queue.put_nowait(Event("closed"))
+        # Detached from the runtime: in a cluster, a process that stops directing goes on
+        # serving matches, and the next director (maybe in this process) attaches its own.
+        with contextlib.suppress(ValueError):
+            self.runtime.finish_listeners.remove(self._match_ended)
+        if self.runtime.seal == self.sealed:
+            self.runtime.seal = None
 
     def _remember(self, row: TournamentRow) -> Tournament:
         fixtures = formats.schedule(
