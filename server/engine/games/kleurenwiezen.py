@@ -1,18 +1,126 @@
 """Kleurenwiezen (Belgian colour whist): the rules engine.
 
-(Work in progress: the public types below are stable; the rules follow.)
+Rules source: ``shared/rules/kleurenwiezen.md`` (a club rule sheet, settled by public
+sources); its decisions D1-D16 are restated here as this project's own. Dutch terms: *troel*
+(three or four aces in one hand), *pastroel* (a pair's joiner hands the decision to the
+asker), *miserie* (take no trick: *kleine* with a discard, *grote*, *blote* with the hand
+shown), *abondance* (9+ tricks alone, declarer leads), *solo slim* (all 13), *rondpas* (the
+first three agree to pass: the next played deal counts double), *dood* (the fourth player
+holds five of the only colour nobody asked), *wachten* (P1 waits to join), *opbieden* (the
+trick auction between level-1 sides).
 
-Options (names fixed): ``deals`` (int, 0 = automatic: 4 x seats), ``first_dealer``
-(``seat0`` | ``random``), ``shuffle_between_deals`` (bool, false), ``sorted_start`` (bool,
-false: the initial "steekspel"), ``rondpas_needs_p4`` (bool, false), ``stop_when_decided``
-(bool, false). Named deck ``pack``.
+Table (D1): 4-6 seats, 4 play each deal: P1..P4 are the four seats after the dealer,
+clockwise (with 4 seated, P4 is the dealer); the others sit the deal out and score 0.
+The dealer moves one seat clockwise every deal. Every deal counts towards ``deals``, void
+ones included (D3).
 
-Rule ids of refusals (fixed): ``wrong_game``, ``no_such_seat``, ``game_over``,
-``not_your_turn``, ``no_such_card``, ``wrong_phase``, ``not_p1``, ``rondpas_not_allowed``,
-``dood_not_allowed``, ``suit_taken``, ``nobody_to_join``, ``level_closed``,
-``cannot_be_joined``, ``extra_rounds_over``, ``only_higher_suit``, ``bid_too_low``,
-``bid_not_allowed``, ``raise_too_low``, ``pastroel_not_allowed``, ``not_in_hand``,
-``must_follow_suit``, ``forced_lead``, ``already_discarded``.
+Cards: ``"<rank><suit>"``, ranks ``2``-``9``, ``T``, ``J``, ``Q``, ``K``, ``A``; suits
+``S`` < ``C`` < ``D`` < ``H`` (the bidding order; it never decides a trick). Stable order:
+suit, then rank (hands are kept and listed in it).
+
+Named deck ``pack`` (the 52 cards, top first, as dealt: 4-4-5 from P1, P1's cards at pack
+positions 1-4, 17-20 and 33-37). The first pack is shuffled (option ``sorted_start``: then
+dealt 4-4-5, each hand sorted and the hands stacked, P1's on top: the steekspel), the first
+dealer drawn if ``first_dealer`` is ``random``, and the pack cut. After each deal the pack
+is gathered without shuffling (section 4.1): the tricks in the order played, each in play
+order, then any cards not in tricks (hands left by ``stop_when_decided`` P1..P4, then the
+kleine-miserie discards P1..P4); an unplayed deal gathers the four hands P1..P4 in dealt
+order. The cut takes ``4 + below(45)`` cards (4..48) from the top to the bottom
+(``shuffle_between_deals``: a fresh shuffle instead, D2). A preset replaces the whole
+step: every deal, the first included, takes the next preset order as dealt.
+
+Options: ``deals`` (0 = automatic: 4 per seated player), ``first_dealer`` (``seat0`` or
+``random``), ``shuffle_between_deals``, ``sorted_start``, ``rondpas_needs_p4`` (the fourth
+player confirms rondpas too; the seed asks only P2 and P3), ``stop_when_decided`` (the play
+ends once no trick can change the score: a miserie when every declarer has taken a trick,
+solo slim when the opponents have; D14's default plays every trick).
+
+Moves (``WiezenAction``, text forms): ``pass``, ``wait``, ``rondpas``, ``dood``,
+``reask``, ``pastroel``, ``ask:H``, ``join:H``, ``alone:H``, ``raise:9``,
+``bid:kleine_miserie``, ``bid:abondance:9:H``, ``bid:grote_miserie``,
+``bid:blote_miserie``, ``bid:solo_slim:H``, ``discard:7H``, ``play:7H``.
+
+The deal (section 6; one source of legality, :meth:`Kleurenwiezen.legal_actions`):
+
+* Troel check, automatic: a hand of 3 or 4 aces is announced (``troel_holder``,
+  ``troel_aces``) and the deal goes to the troel auction: P1..P4 once each, ``pass``,
+  blote miserie over troel, solo slim over both. Nobody bid: troel. The partner is the
+  holder of the fourth ace (3 aces; he must lead it to trick 1, which has no trump, and
+  the suit of his lead to trick 2 is trump: target 9 if it is the fourth ace's suit, else
+  10, D5) or the holder of the highest heart outside the troel hand (4 aces; hearts trump,
+  target 9; he leads that heart). He leads, so play shows him at once (``partner``).
+* DECLARE, round 1: P1..P4 once each: ``pass``; ``ask`` a free colour; ``join`` an asker
+  without partner; ``bid`` kleine miserie (a second one joins a lone kleine miserie, D9),
+  abondance, grote or blote miserie or solo slim above the standing high bid; ``wait``
+  (P1); ``rondpas`` (P1 proposes, P2 and P3 confirm in turn; anything else lapses it and
+  its callers pass, D6; confirmed it ends the deal); ``dood`` (P4, after three asks, with
+  5+ of the fourth suit: the deal ends). Level-1 moves only while the high bid is none or
+  kleine miserie; a bid of abondance or more passes every waiter, asker and pair. Rounds
+  2, 3, ...: clockwise from P1, only waiters (join or pass; with nobody to join the server
+  passes for them, an ``automatic`` event), askers without partner (``pass``, ``alone`` in
+  their colour or a higher free one, ``join`` a higher asker, and in rounds 2-3 only
+  ``reask`` and ``ask`` a higher free colour when someone could still join it: a waiter
+  or a lower asker, D7) and outbid high bidders (``bid`` higher or ``pass``). A round
+  with nobody to act ends DECLARE: a bid of abondance or more is the contract; nothing:
+  passed out; only kleine miserie: it; one level-1 side alone: its minimum (alone 5,
+  pair 8); else the trick auction.
+* OPBIEDEN (6.4): sides by suit, lowest first and round again, skipping the strongest
+  (kleine miserie counts 105 and never speaks). A side raises (``raise``) to a stronger bid
+  or passes; a pair's joiner speaks; his ``pass`` leaves the asker alone in the same
+  colour, to raise as a solo or pass at once (D8); his ``pastroel`` (only when 11+ tricks
+  are needed, and some raise is possible) lets the asker speak for the pair. A side left
+  strongest over a standing kleine miserie blocked it: MISERIE_RESPONSE.
+* MISERIE_RESPONSE (6.5): the kleine-miserie bidders, in the order they bid, answer
+  with abondance or more (the level-1 side is then out) or ``pass`` (out for good); an
+  outbid answerer answers again; nobody bids: the blocking bid is the contract.
+* Contract (6.6): trump, target, first leader (abondance: the declarer; solo slim: P1, or
+  P2 when P1 declares, D12; troel: the partner; else P1). Kleine miserie: every active
+  seat discards one card, sealed and simultaneous (several seats in ``to_act``); nobody
+  ever sees another's discard (D13); then 12 tricks.
+* Play: follow suit if possible, else any card; no duty to trump (D11). Highest trump
+  wins, else the highest card of the suit led. Blote miserie: from the end of trick 1 the
+  declarer's remaining cards are public (``shown``).
+
+Scoring (section 9, ``score_deal``; every deal zero-sum over the four, sit-outs 0; times 2
+on the first played deal after a rondpas deal, a flag, never stacked; a passed-out or dood
+deal clears it): pair ``X = 2 + (m - t)`` made (doubled when rond, 13 tricks), else
+``-(2 + t - m)``, each partner ``+X`` and each opponent ``-X``; alone ``X = 2 + max(0,
+min(m, 8) - t)`` made (the cap), else ``-(2 + t - m)``, the soloist ``3X`` and each
+opponent ``-X`` (D10); kleine miserie 9/3 (two declarers: 9 each way, the loser of a split
+pays the winner, D9); abondance 12/4; grote miserie 15/5; blote miserie 30/10; solo slim
+150/50 (declarer / each opponent); troel ``X = 4 + 2(m - t)`` made (doubled when rond,
+D15), else ``-(4 + 2(t - m))``, per partner and opponent. The highest total after the
+last deal wins; equal totals share (D3): ``Outcome.from_keys`` with key ``(score,)``.
+
+Clock defaults (section 7): every bidding decision ``pass`` (always legal, first in the
+list); the discard: the lowest card in the stable order; a trick: the first legal card in
+the stable order (the troel partner's forced lead is the only one). That is
+``legal_actions[0]`` everywhere.
+
+What each seat sees (section 11): its own hand and its own discard (``private_fields``);
+publicly the table, the troel announcement, every bidding move and card played this deal
+(``history``, a discard without its card), derived facts (each seat's bidder state and
+bid, the high bid, the trick auction's sides, contract, trump, target, partner, the trick
+in progress and the completed tricks, tricks won), hand sizes, who has discarded, the
+shown blote-miserie hand, the doubling flag, running scores and every finished deal.
+:func:`sample_hands` deals what a seat cannot see anew, keeping what the history proves
+(voids, the troel aces and partner, the shown hand); a world replays the deal's bidding.
+
+Rule ids of refusals: ``wrong_game``, ``no_such_seat``, ``game_over``, ``not_your_turn``
+(also a seat sitting the deal out), ``no_such_card``, ``no_such_suit``,
+``no_such_contract``, ``tricks_out_of_range`` (malformed moves), ``wrong_phase`` (a move
+of another phase or round), ``not_p1`` (wait), ``rondpas_not_allowed``,
+``dood_not_allowed``, ``suit_taken``, ``nobody_to_join``, ``level_closed`` (a level-1 move
+over abondance or more), ``cannot_be_joined`` (reask or ask with nobody left to join),
+``extra_rounds_over`` (reask or ask from round 4), ``only_higher_suit`` (an asker moves
+only up), ``bid_too_low``, ``bid_not_allowed`` (a bid the phase or the seat's standing
+does not offer), ``raise_too_low``, ``pastroel_not_allowed``, ``not_in_hand``,
+``must_follow_suit``, ``forced_lead`` (the troel partner's first card),
+``already_discarded``; options: ``seat_count``; record replay: ``bad_action_text``.
+
+rules_version history:
+
+* 1 - first version.
 """
 
 from __future__ import annotations
@@ -1559,8 +1667,8 @@ class Kleurenwiezen:
         if not 0 <= seat < state.players:
             return InvalidAction(f"there is no seat {seat}", rule="no_such_seat")
         malformed = _malformed(action)
-        if malformed:
-            return InvalidAction(malformed, rule="malformed")
+        if malformed is not None:
+            return malformed
         if state.phase is Phase.OVER:
             return GameOver("the match is over")
         kind = action.kind
@@ -1817,30 +1925,35 @@ GAME = Kleurenwiezen()
 # --------------------------------------------------------------------------- refusals
 
 
-def _malformed(action: WiezenAction) -> str:
-    """What makes an action malformed whatever the state ("" nothing)."""
+def _malformed(action: WiezenAction) -> InvalidAction | None:
+    """Why an action cannot be a move of this game in any state (None: it can)."""
     kind = action.kind
     if not isinstance(kind, ActionKind):
-        return "unknown action kind"
+        return InvalidAction("unknown action kind", rule="wrong_game")
     if kind in (ActionKind.PLAY, ActionKind.DISCARD):
-        return "" if action.card in _ORDER else f"there is no card {action.card[:8]!r}"
-    if kind in (ActionKind.ASK, ActionKind.JOIN, ActionKind.ALONE):
-        return "" if action.suit in SUIT_VALUE else "name a suit: S, C, D or H"
-    if kind is ActionKind.RAISE:
-        return "" if 1 <= action.tricks <= 13 else "a raise names 1 to 13 tricks"
-    if kind is ActionKind.BID:
-        if action.contract is None:
-            return "a bid names its contract"
-        try:
-            wanted = action.bid()
-        except AssertionError:
-            return "a bid names its contract"
-        if wanted not in _BID_ACTION:
-            return (
-                "bid kleine_miserie, abondance (9-13 tricks, a suit), grote_miserie, "
-                "blote_miserie or solo_slim (a suit)"
+        if action.card not in _ORDER:
+            return InvalidAction(f"there is no card {action.card[:8]!r}", rule="no_such_card")
+    elif kind in (ActionKind.ASK, ActionKind.JOIN, ActionKind.ALONE):
+        if action.suit not in SUIT_VALUE:
+            return InvalidAction("name a suit: S, C, D or H", rule="no_such_suit")
+    elif kind is ActionKind.RAISE:
+        if not 5 <= action.tricks <= 13:
+            return InvalidAction("a raise names 5 to 13 tricks", rule="tricks_out_of_range")
+    elif kind is ActionKind.BID:
+        contract = action.contract
+        if contract is None or contract not in HIGH_BIDS:
+            return InvalidAction(
+                "bid kleine_miserie, abondance, grote_miserie, blote_miserie or solo_slim",
+                rule="no_such_contract",
             )
-    return ""
+        wants_suit = contract in (ContractKind.ABONDANCE, ContractKind.SOLO_SLIM)
+        if (action.suit in SUIT_VALUE) != wants_suit:
+            return InvalidAction(f"the suit of a bid of {contract.value}", rule="no_such_suit")
+        if action.bid() not in _BID_ACTION:
+            return InvalidAction(
+                "abondance names 9 to 13 tricks, the other bids none", rule="tricks_out_of_range"
+            )
+    return None
 
 
 def _wrong_phase(phase: Phase) -> IllegalAction:
