@@ -74,14 +74,29 @@ class Refused(ValueError):
 
 
 def parse_options(items: Sequence[str]) -> dict[str, str]:
-    """``name=value`` pairs (``--option``); ``Refused`` for one without ``=``."""
+    """``name=value`` pairs (``--option``); ``Refused`` for one without ``=``. Items of
+    one game (``GAME:NAME=VALUE``) are left to :func:`parse_game_options`."""
     options: dict[str, str] = {}
     for item in items:
         name, equals, value = item.partition("=")
         if not equals or not name:
-            raise Refused(f"--option {item!r}: expected NAME=VALUE")
-        options[name] = value
+            raise Refused(f"--option {item!r}: expected NAME=VALUE or GAME:NAME=VALUE")
+        if ":" not in name:
+            options[name] = value
     return options
+
+
+def parse_game_options(items: Sequence[str]) -> dict[str, dict[str, str]]:
+    """The options given for one game only (``--option GAME:NAME=VALUE``), by game."""
+    by_game: dict[str, dict[str, str]] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        game, colon, option = name.partition(":")
+        if colon:
+            if not game or not option:
+                raise Refused(f"--option {item!r}: expected GAME:NAME=VALUE")
+            by_game.setdefault(game, {})[option] = value
+    return by_game
 
 
 def score_rules(info: match_service_pb2.GameInfo) -> tuple[str, bool]:
@@ -116,6 +131,7 @@ def plan_games(
     options: Mapping[str, str],
     seats: Sequence[int] | None,
     max_seats: int | None,
+    game_options: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[GamePlan]:
     """What to play of each chosen game (``None``: every game offered, every bot that plays
     it, the game's seat range). ``Refused`` with a clear message for a game the server does
@@ -142,6 +158,10 @@ def plan_games(
         if not players:
             raise Refused(f"no chosen bot plays {info.game}")
         own = {k: v for k, v in options.items() if any(o.name == k for o in info.options)}
+        for name, value in (game_options or {}).get(info.game, {}).items():
+            if not any(o.name == name for o in info.options):
+                raise Refused(f"{info.game} has no option {name!r}")
+            own[name] = value
         low, high = seat_range(info, own)
         if max_seats is not None:
             high = min(high, max_seats)
@@ -378,6 +398,7 @@ def run(args: argparse.Namespace) -> int:
                 if game in GAMES:
                     check_bot(name, game)
         options = parse_options(args.option)
+        game_options = parse_game_options(args.option)
         seats = [int(s) for s in args.seats.split(",")] if args.seats else None
         if args.concurrency < 1 or args.rounds < 1:
             raise Refused("--concurrency and --rounds must be at least 1")
@@ -386,7 +407,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     def plan_for(offered: Sequence[match_service_pb2.GameInfo]) -> list[GamePlan]:
-        return plan_games(offered, games, bots, options, seats, args.max_seats)
+        unknown = set(game_options) - {info.game for info in offered}
+        if unknown:
+            raise Refused(f"--option for a game the server does not offer: {sorted(unknown)}")
+        return plan_games(offered, games, bots, options, seats, args.max_seats, game_options)
 
     db = Path(args.db)
     log = db.with_suffix(".log")

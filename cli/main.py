@@ -187,8 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--option",
         action="append",
         default=[],
-        metavar="NAME=VALUE",
-        help="a game option, for every chosen game that has it (repeatable)",
+        metavar="[GAME:]NAME=VALUE",
+        help="a game option, for every chosen game that has it, or for GAME only (repeatable)",
     )
     run.add_argument(
         "--bots",

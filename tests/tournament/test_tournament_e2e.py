@@ -168,3 +168,31 @@ def node_bot() -> list[str]:
         )
         assert done.returncode == 0, done.stderr[-2000:]
     return ["node", str(NODE_DIR / "bot.js")]
+
+
+def test_speeltafel_run_is_a_verified_lobby_tournament(tmp_path: Path) -> None:
+    """``speeltafel run`` (``make run``): its bots in the lobby from processes of their own,
+    a tournament per seat count, standings from the server, every record verified."""
+    results = tmp_path / "results.json"
+    out = cli(
+        "run", "--game", "take5", "--bots", "random,gap,greedy", "--seats", "2,3,4",
+        "--rounds", "1", "--seed", "run test", "--option", "take5:deals=1",
+        "--db", str(tmp_path / "arena.db"),
+        "--results", str(results),
+        timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert "3 bots cannot fill 4 seats; skipped" in out
+    data = json.loads(results.read_text())
+    assert [(t["game"], t["seats"]) for t in data["tournaments"]] == [("take5", 2), ("take5", 3)]
+    # Duplicate sets: three pairs in both seat orders; one trio in all six orders.
+    assert len(data["matches"]) == 3 * 2 + 6
+    assert all(match["verified"] for match in data["matches"])
+    assert all(t["standings"]["game"] == "take5" for t in data["tournaments"])
+    for tournament in data["tournaments"]:
+        rows = tournament["standings"]["rows"]
+        assert {row["participant"] for row in rows} == {"random", "gap", "greedy"}
+    assert "12/12 match records verified by replay" in out
+    assert "heads: per match, lower is better" in out  # the game's score, named and oriented
+    logs = sorted(p.name for p in (tmp_path / "arena.bots").iterdir())
+    assert logs == ["gap.log", "greedy.log", "random.log"]  # a process per bot
+    assert "stopped after" in (tmp_path / "arena.bots" / "gap.log").read_text()
