@@ -438,7 +438,8 @@ class Match:
 
         The action rows (objects, each with its own strings) are packed into one
         compressed JSON blob that :attr:`actions` unpacks when a record is asked for, and
-        of the request-id answers each seat keeps its last one: a seat has at most one
+        of the request-id answers each seat keeps its last own one (clock defaults played
+        for it after it may not hide it): a seat has at most one
         action in flight, so the answer a client may still ask for after the end is its
         last (the SDK runner asks once more for an action whose answer the end cut off);
         an older request id then gets "the match is over" instead of its stored answer.
@@ -449,7 +450,8 @@ class Match:
         rows = self._actions
         last: dict[int, ActionRow] = {}
         for row in rows:
-            last[row.seat] = row
+            if not row.clock_default:  # nobody retries the server's own clock defaults
+                last[row.seat] = row
         self.requests = {(row.seat, row.request_id): row for row in last.values()}
         packed = [
             [r.seq, r.seat, r.request_id, r.action, r.server_ms, r.clock_default] for r in rows

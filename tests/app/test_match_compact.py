@@ -1,0 +1,66 @@
+"""A finished match lets go of what only a live match needs (Match.compact).
+
+The action rows survive packing exactly (a record built afterwards is the same), each
+seat keeps the answer to its own last request (a runner's retry after the end), never a
+clock default in its place, and the snapshots are down to the final one.
+"""
+
+from __future__ import annotations
+
+import random
+
+from speeltafel.server.app.match import Match
+from speeltafel.server.engine.core import commitment
+from speeltafel.server.engine.registry import get_game
+from speeltafel.server.store.base import ActionRow, MatchCreated, SeatJoined
+
+GAME = get_game("take5")
+
+
+def played(clock_every: int) -> Match:
+    created = MatchCreated(
+        match_id="m1",
+        game="take5",
+        rules_version=GAME.info.rules_version,
+        options=tuple(sorted(GAME.info.canonical_options({}).items())),
+        seats=3,
+        server_seed=b"s" * 32,
+        commitment=commitment(b"s" * 32),
+        move_clock_ms=1000,
+        presets=(),
+        created_ms=0,
+        request_id="",
+        token_key=b"k" * 32,
+    )
+    match = Match(created, GAME)
+    for seat in range(3):
+        match.join(SeatJoined("m1", seat, f"s{seat}", bytes(32), b"", 1, ""))
+    match.start(1)
+    chooser = random.Random(3)
+    n = 0
+    while match.outcome is None:
+        seat = chooser.choice(match.to_act())
+        action = chooser.choice(GAME.legal_actions(match.state, seat))
+        n += 1
+        clock = n % clock_every == 0
+        request_id = f"clock:{match.version}:{n}" if clock else f"r{n}"
+        row = ActionRow("m1", match.version, seat, request_id, GAME.action_text(action), n, clock)
+        match.record(row, GAME.apply(match.state, seat, action))
+    return match
+
+
+def test_compact_keeps_the_rows_and_each_seats_last_own_answer() -> None:
+    match = played(clock_every=5)
+    rows = list(match.actions)
+    assert len(match.history) == 1 and match.history[0].status == "finished"
+    match.compact()
+    assert match.compacted
+    assert match.actions == rows  # unpacked exactly, in order
+    own_last = {}
+    for row in rows:
+        if not row.clock_default:
+            own_last[row.seat] = row
+    assert match.requests == {(r.seat, r.request_id): r for r in own_last.values()}
+    assert all(not r.clock_default for r in match.requests.values())
+    match.compact()  # idempotent
+    assert match.actions == rows
