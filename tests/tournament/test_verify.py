@@ -97,12 +97,13 @@ def test_a_tampered_record_is_rejected(
     bad = common_pb2.MatchRecord()
     bad.CopyFrom(record)
     if tamper == "action":
-        # Another card of the same seat's hand: a legal-looking action, a different game.
+        # A later action of the same seat changed to its first (a card already played):
+        # a swap of two cards can end in the same final state; this never replays.
         first = bad.actions[0]
-        other = next(
+        later = next(
             a for a in bad.actions[1:] if a.seat == first.seat and a.action != first.action
         )
-        first.action, other.action = other.action, first.action
+        later.action = first.action
     elif tamper == "seed":
         bad.server_seed = bytes([bad.server_seed[0] ^ 1]) + bad.server_seed[1:]
     elif tamper == "entropy":
@@ -121,6 +122,7 @@ def test_a_tampered_record_is_rejected(
     assert out.startswith(f"FAIL match {record.match_id}: "), out
     assert len(out.splitlines()) == 1
     expected = {
+        "action": "do not replay",
         "seed": "commitment",
         "entropy": "shuffle key",
         "outcome": "stated outcome",
