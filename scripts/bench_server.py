@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from bench import (
+from bench import (  # type: ignore[import-not-found,unused-ignore]  # scripts/ at run time
     GAME_ID,
     CpuWindow,
     Window,
@@ -147,7 +147,7 @@ def _made(index: int, now_ms: int, actions: int, finish: bool) -> tuple[MatchLog
         match.join(joined)
     match.start(now_ms - 50_000)
     chooser = random.Random(index)
-    rows = []
+    rows: list[ActionRow] = []
     while match.outcome is None and (finish or len(rows) < actions):
         seat = chooser.choice(match.to_act())
         action = chooser.choice(game.legal_actions(match.state, seat))
@@ -397,7 +397,8 @@ async def cpu_at_scale(port: int, pid: int, seconds: float, warmup: float) -> di
     try:
         clients = [AsyncClient(target, channel=c) for c in chans]
         result = await game_path(clients, 10, SEATS, "trial", warmup, seconds, pid)
-        return result.as_json()
+        measured: dict[str, Any] = result.as_json()
+        return measured
     finally:
         for channel in chans:
             await channel.close()
@@ -487,7 +488,7 @@ async def recovery_run(folder: Path, args: argparse.Namespace) -> dict[str, Any]
         port_s = time.perf_counter() - spawned
         chans = await channels(proc.target, 1)
         try:
-            health = health_pb2_grpc.HealthStub(chans[0])  # type: ignore[no-untyped-call]
+            health = health_pb2_grpc.HealthStub(chans[0])
             while True:
                 try:
                     answer = await health.Check(health_pb2.HealthCheckRequest(), timeout=1)

@@ -360,7 +360,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     async def Play(
         self, request_iterator: AsyncIterator[match_service_pb2.PlayRequest], context: Context
-    ) -> AsyncIterator[match_service_pb2.PlayResponse]:
+    ) -> AsyncIterator[match_service_pb2.PlayResponse | bytes]:
         first = await anext(aiter(request_iterator), None)
         if first is None:
             return
@@ -491,7 +491,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     async def Spectate(
         self, request: match_service_pb2.SpectateRequest, context: Context
-    ) -> AsyncIterator[match_service_pb2.SpectateResponse]:
+    ) -> AsyncIterator[match_service_pb2.SpectateResponse | bytes]:
         match = await self.runtime.get(request.match_id)
         if self.runtime.sealed(match):
             # Its deal is shared by matches still being played: only its seats may look.
