@@ -290,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-seats", default="4")
     parser.add_argument("--seed", default="", help="an organiser's seed (reproducible deals)")
     parser.add_argument("--game", action="append", default=[], help="only these games")
+    parser.add_argument(
+        "--option", action="append", default=[], help="GAME:NAME=VALUE, as speeltafel run"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.processes <= 3:
         parser.error("--processes must be 1 to 3 (deploy/haproxy.cfg names three servers)")
@@ -307,12 +310,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_argv = ["run", "--rounds", args.rounds, "--max-seats", args.max_seats]
     for game in args.game:
         run_argv += ["--game", game]
+    for option in args.option:
+        run_argv += ["--option", option]
     if args.seed:
         run_argv += ["--seed", args.seed]
     run_args = build_parser().parse_args(run_argv)
 
     def plan_for(offered: Sequence[Any]) -> list[Any]:
-        return arena.plan_games(offered, run_args.game or None, None, {}, None, run_args.max_seats)
+        options = arena.parse_options(run_args.option)
+        games = run_args.game or None
+        return arena.plan_games(offered, games, None, options, None, run_args.max_seats)
 
     started = time.monotonic()
     with postgres_database(folder, args.postgres) as url:
