@@ -380,6 +380,9 @@ class Table:
                 on_view=viewer(seat.seat),
                 on_ack=acker(seat.seat),
                 stats=None if stats is None else stats[i],
+                # A test that watches the views sees every version, not only the ones a
+                # bot needs (the runner's default).
+                every_view=on_view is not None,
             )
             for i, seat in enumerate(chosen)
         ]
