@@ -369,6 +369,7 @@ async def _verify_records(stub: Any, outcome: Outcome) -> None:
                 "fixture": item.fixture,
                 "match_id": record.match_id,
                 "game": record.game,
+                "options": dict(sorted(record.options.items())),
                 "lineup": list(item.lineup),
                 "scores": list(record.outcome.scores),
                 "ranks": list(record.outcome.ranks),

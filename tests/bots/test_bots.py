@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from speeltafel.bots.registry import BOTS, bots_for, make_bot
-from speeltafel.cli.arena import Fixture, Refused, Result, plan_games, schedule, standings
+from speeltafel.cli.arena import Refused, plan_games
 from speeltafel.sdk import AsyncClient, play_seat
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.engine.registry import GAMES
@@ -83,59 +83,6 @@ def test_a_bot_is_refused_for_a_game_it_does_not_play() -> None:
         make_bot("nobody")
 
 
-def test_schedule_rotates_every_lineup() -> None:
-    fixtures = schedule("g", ["a", "b", "c"], [2, 3], rounds=1)
-    lineups = [f.lineup for f in fixtures]
-    # 3 pairs x 2 rotations + 1 triple x 3 rotations.
-    assert len(lineups) == 3 * 2 + 3
-    assert ("a", "b") in lineups and ("b", "a") in lineups
-    assert {("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")} <= set(lineups)
-    assert [f.number for f in fixtures] == list(range(1, len(fixtures) + 1))
-
-
-def test_standings_rank_the_stronger_bot_first() -> None:
-    results = [
-        Result(
-            Fixture(n, "g", ("strong", "weak")), f"m{n}", (3, 20), (1, 2), (1.0, -1.0), 30, 0, True
-        )
-        for n in range(1, 9)
-    ]
-    lines = standings(results)
-    assert [line.bot for line in lines] == ["strong", "weak"]
-    assert lines[0].wins == 8 and lines[1].wins == 0
-    assert lines[0].mu > lines[1].mu
-    mean, half = lines[0].utility_interval()
-    assert mean == 1.0 and half == 0.0
-
-
-def test_standings_never_count_a_preset_deck_match() -> None:
-    fair = Result(Fixture(1, "g", ("a", "b")), "m1", (3, 9), (1, 2), (1.0, -1.0), 30, 0, True)
-    preset = Result(
-        Fixture(2, "g", ("a", "b")),
-        "m2",
-        (9, 3),
-        (2, 1),
-        (-1.0, 1.0),
-        30,
-        0,
-        True,
-        preset_deck=True,
-    )
-    by_bot = {line.bot: line for line in standings([fair, preset])}
-    assert by_bot["a"].played == 1 and by_bot["a"].wins == 1
-    assert by_bot["b"].played == 1 and by_bot["b"].wins == 0
-    assert by_bot["a"].mu > by_bot["b"].mu
-
-
-def test_standings_share_wins_between_tied_winners() -> None:
-    result = Result(
-        Fixture(1, "g", ("a", "b", "c")), "m", (5, 5, 9), (1, 1, 3), (0.5, 0.5, -1.0), 20, 0, True
-    )
-    by_bot = {line.bot: line for line in standings([result])}
-    assert by_bot["a"].wins == by_bot["b"].wins == 0.5
-    assert by_bot["c"].wins == 0
-
-
 async def _run_cli(*args: str) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -173,34 +120,6 @@ async def test_cli_games_lists_take5(running: Running) -> None:
     assert "take5 (Take 5)" in out and "edition=trial" in out
 
 
-async def test_cli_run_plays_a_verified_tournament(tmp_path: Path) -> None:
-    results = tmp_path / "results.json"
-    code, out = await _run_cli(
-        "run",
-        "--game",  # the counts below are Take 5's; other games have bots of their own
-        "take5",
-        "--rounds",
-        "1",
-        "--seats",
-        "2,3",
-        "--bots",
-        "random,gap",
-        "--db",
-        str(tmp_path / "arena.db"),
-        "--results",
-        str(results),
-    )
-    assert code == 0, out
-    data = json.loads(results.read_text())
-    # Two bots: one pair in 2 rotations; at 3 seats the list repeats: (gap,gap,random) and
-    # (gap,random,random), 3 rotations each.
-    assert len(data["matches"]) == 2 + 6
-    assert all(match["verified"] for match in data["matches"])
-    assert {line["bot"] for line in data["standings"]["take5"]} == {"random", "gap"}
-    assert "match records verified by replay" in out
-    assert "heads: per match, lower is better" in out  # the game's score, named and oriented
-
-
 async def test_cli_run_takes_game_options_and_caps_the_seats(tmp_path: Path) -> None:
     results = tmp_path / "results.json"
     code, out = await _run_cli(
@@ -208,9 +127,9 @@ async def test_cli_run_takes_game_options_and_caps_the_seats(tmp_path: Path) -> 
         "--game",
         "take5",
         "--option",
-        "edition=full",
+        "take5:edition=full",
         "--option",
-        "deals=1",
+        "take5:deals=1",
         "--rounds",
         "1",
         "--max-seats",
@@ -223,10 +142,12 @@ async def test_cli_run_takes_game_options_and_caps_the_seats(tmp_path: Path) -> 
         str(results),
     )
     assert code == 0, out
-    matches = json.loads(results.read_text())["matches"]
-    assert len(matches) == 2  # one pair, two rotations, 2 seats only
-    for match in matches:
-        assert match["fixture"]["options"] == [["deals", "1"], ["edition", "full"]]
+    data = json.loads(results.read_text())
+    assert [(t["game"], t["seats"]) for t in data["tournaments"]] == [("take5", 2)]
+    assert len(data["matches"]) == 2  # one pair, one duplicate set: both seat orders
+    assert all(match["verified"] for match in data["matches"])
+    for match in data["matches"]:
+        assert {"deals": "1", "edition": "full"}.items() <= match["options"].items()
 
 
 async def test_cli_refuses_a_bot_for_a_game_it_does_not_play(tmp_path: Path) -> None:
