@@ -602,7 +602,7 @@ async def _relay(method: Any, request: Any, context: Context) -> Any:
     try:
         return await method(request, metadata=_passed(context), timeout=timeout)
     except grpc.aio.AioRpcError as exc:
-        await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+        await _relayed_error(exc, context)
 
 
 async def _relay_stream(call: Any, context: Context) -> AsyncIterator[Any]:
@@ -611,9 +611,24 @@ async def _relay_stream(call: Any, context: Context) -> AsyncIterator[Any]:
         async for item in call:
             yield item
     except grpc.aio.AioRpcError as exc:
-        await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+        await _relayed_error(exc, context)
     finally:
         call.cancel()
+
+
+async def _relayed_error(exc: grpc.aio.AioRpcError, context: Context) -> None:
+    """End a relayed call with the director's status. A status the director did not send
+    (its process cannot be reached: it died, and the next one is not elected yet) is
+    UNAVAILABLE saying so, never naming an internal address."""
+    trailing = tuple(exc.trailing_metadata() or ())
+    if not any(key == "grpc-status-details-bin" for key, _ in trailing):
+        await abort(
+            context,
+            grpc.StatusCode.UNAVAILABLE,
+            "the server process that directs the tournaments cannot be reached: retry",
+            "no_director",
+        )
+    await context.abort(exc.code(), exc.details() or "", trailing)
 
 
 async def _relay_both(
