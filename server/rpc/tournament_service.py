@@ -321,7 +321,9 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self, request: tournament_pb2.IssueBotTokenRequest, context: Context
     ) -> tournament_pb2.IssueBotTokenResponse:
         if (remote := await self._remote(context)) is not None:
-            return await _relay(remote.IssueBotToken, request, context)
+            return await _relay(
+                remote.IssueBotToken, request, context, tournament_pb2.IssueBotTokenResponse
+            )
         self._organiser_only(context)
         name, token = await self.director.lobby.issue(request.bot_name, self.runtime.clock.now_ms())
         return tournament_pb2.IssueBotTokenResponse(bot_name=name, token=token)
@@ -330,7 +332,9 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self, request: tournament_pb2.CreateTournamentRequest, context: Context
     ) -> tournament_pb2.CreateTournamentResponse:
         if (remote := await self._remote(context)) is not None:
-            return await _relay(remote.CreateTournament, request, context)
+            return await _relay(
+                remote.CreateTournament, request, context, tournament_pb2.CreateTournamentResponse
+            )
         self._organiser_only(context)
         if request.format not in FORMATS:
             raise BadRequest("format is required (round robin, gauntlet or duplicate)", "format")
@@ -372,7 +376,9 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self, request: tournament_pb2.CancelTournamentRequest, context: Context
     ) -> tournament_pb2.CancelTournamentResponse:
         if (remote := await self._remote(context)) is not None:
-            return await _relay(remote.CancelTournament, request, context)
+            return await _relay(
+                remote.CancelTournament, request, context, tournament_pb2.CancelTournamentResponse
+            )
         self._organiser_only(context)
         tournament = await self.director.cancel(request.tournament_id)
         return tournament_pb2.CancelTournamentResponse(tournament=tournament_to_proto(tournament))
@@ -381,7 +387,9 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self, request: tournament_pb2.ListTournamentsRequest, context: Context
     ) -> tournament_pb2.ListTournamentsResponse:
         if (remote := await self._remote(context)) is not None:
-            return await _relay(remote.ListTournaments, request, context)
+            return await _relay(
+                remote.ListTournaments, request, context, tournament_pb2.ListTournamentsResponse
+            )
         return tournament_pb2.ListTournamentsResponse(
             tournaments=[tournament_to_proto(t) for t in self.director.tournaments.values()]
         )
@@ -390,7 +398,9 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self, request: tournament_pb2.GetTournamentRequest, context: Context
     ) -> tournament_pb2.GetTournamentResponse:
         if (remote := await self._remote(context)) is not None:
-            return await _relay(remote.GetTournament, request, context)
+            return await _relay(
+                remote.GetTournament, request, context, tournament_pb2.GetTournamentResponse
+            )
         tournament = self.director.get(request.tournament_id)
         return tournament_pb2.GetTournamentResponse(tournament=tournament_to_proto(tournament))
 
@@ -402,7 +412,9 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self, request: tournament_pb2.GetStandingsRequest, context: Context
     ) -> tournament_pb2.GetStandingsResponse:
         if (remote := await self._remote(context)) is not None:
-            return await _relay(remote.GetStandings, request, context)
+            return await _relay(
+                remote.GetStandings, request, context, tournament_pb2.GetStandingsResponse
+            )
         tournament = self.director.get(request.tournament_id)
         return tournament_pb2.GetStandingsResponse(standings=self._standings(tournament))
 
@@ -595,14 +607,17 @@ def _passed(context: Context) -> tuple[tuple[str, str], ...]:
     )
 
 
-async def _relay(method: Any, request: Any, context: Context) -> Any:
+async def _relay(method: Any, request: Any, context: Context, kind: type[T]) -> T:
     """One unary call relayed: the director's answer, or its status (details included)."""
     remaining = context.time_remaining()
     timeout = remaining if remaining is not None and remaining < 3600 else None
     try:
-        return await method(request, metadata=_passed(context), timeout=timeout)
+        response = await method(request, metadata=_passed(context), timeout=timeout)
     except grpc.aio.AioRpcError as exc:
         await _relayed_error(exc, context)
+        raise  # not reached: the abort raises
+    assert isinstance(response, kind)
+    return response
 
 
 async def _relay_stream(call: Any, context: Context) -> AsyncIterator[Any]:

@@ -86,9 +86,10 @@ class Run:
             self.stub = tournament_pb2_grpc.TournamentServiceStub(ch)  # type: ignore[no-untyped-call]
             try:
                 for bot in BOTS:
+                    request = T.IssueBotTokenRequest(bot_name=bot)
                     issued = await _retry(
-                        lambda bot=bot: self.stub.IssueBotToken(
-                            T.IssueBotTokenRequest(bot_name=bot), metadata=self.organiser
+                        lambda request=request: self.stub.IssueBotToken(  # type: ignore[misc]
+                            request, metadata=self.organiser
                         )
                     )
                     bots.start(bot, issued.token, ["take5"], CONCURRENCY)
@@ -134,7 +135,8 @@ class Run:
                 T.GetTournamentRequest(tournament_id=self.tournament_id)
             )
         )
-        return found.tournament
+        tournament: T.Tournament = found.tournament
+        return tournament
 
     async def _finished(self) -> None:
         deadline = time.monotonic() + FINISH_TIMEOUT_S
