@@ -593,6 +593,8 @@ ALL_HIGH_BIDS = tuple(
 )
 """Every bid of level 2 and up, weakest first (the solo slims last, in suit order)."""
 _BID_ACTION = {b: bid(b.kind, b.tricks, b.suit) for b in ALL_HIGH_BIDS}
+_HIGH_LADDER = tuple((b, strength(b), _BID_ACTION[b]) for b in ALL_HIGH_BIDS)
+"""Every high bid with its strength and its move, weakest first."""
 
 
 _GET_ALL = attrgetter(*_FIELDS)
@@ -1039,9 +1041,7 @@ def _declare_actions(state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
             out += [ask(s) for s in SUITS if s not in taken]
             out += [join(s) for s in SUITS if _open_in(bidders, s, seat) >= 0]
         joint_km = high == KM and len(_km_standing(state)) == 1
-        out += [
-            _BID_ACTION[b] for b in ALL_HIGH_BIDS if strength(b) > top or (b == KM and joint_km)
-        ]
+        out += [a for b, value, a in _HIGH_LADDER if value > top or (joint_km and b == KM)]
         if position == 0:
             out.append(WAIT)
         if _rondpas_allowed(state, position):
@@ -1065,7 +1065,7 @@ def _declare_actions(state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
                 if SUIT_VALUE[s] > own and s not in others and _could_join(bidders, s, seat)
             ]
     elif me.state is BidderState.HIGH and me.outbid:
-        out += [_BID_ACTION[b] for b in ALL_HIGH_BIDS if strength(b) > top]
+        out += [a for _, value, a in _HIGH_LADDER if value > top]
     return tuple(out)
 
 
@@ -1315,7 +1315,7 @@ def _response_actions(state: WiezenState, seat: int) -> tuple[WiezenAction, ...]
     top = _response_top(state)
     return (
         PASS,
-        *(_BID_ACTION[b] for b in ALL_HIGH_BIDS if b != KM and strength(b) > top),
+        *(a for b, value, a in _HIGH_LADDER if value > top and b != KM),
     )
 
 
@@ -1366,9 +1366,9 @@ def _troel_actions(state: WiezenState) -> tuple[WiezenAction, ...]:
     return (
         PASS,
         *(
-            _BID_ACTION[b]
-            for b in ALL_HIGH_BIDS
-            if b.kind in (ContractKind.BLOTE_MISERIE, ContractKind.SOLO_SLIM) and strength(b) > top
+            a
+            for b, value, a in _HIGH_LADDER
+            if value > top and b.kind in (ContractKind.BLOTE_MISERIE, ContractKind.SOLO_SLIM)
         ),
     )
 
@@ -1406,20 +1406,27 @@ def _play_actions(state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
     return tuple(follow) if follow else tuple(_PLAY[c] for c in hand)
 
 
+_PLAYS = {(seat, card): Play(seat, card) for seat in range(6) for card in ALL_CARDS}
+_PLAY_EVENTS = {(seat, card): Event(seat, _PLAY[card]) for seat in range(6) for card in ALL_CARDS}
+
+
 def _apply_play(state: WiezenState, seat: int, card: str) -> WiezenState:
+    """A card to the trick; a full trick goes to its winner; the last one ends the deal."""
+    hand = list(state.hands[seat])
+    hand.remove(card)
     hands = list(state.hands)
-    hands[seat] = tuple(c for c in hands[seat] if c != card)
-    trick = (*state.trick, Play(seat, card))
-    events = (*state.events, Event(seat, _PLAY[card]))
+    hands[seat] = tuple(hand)
+    trick = (*state.trick, _PLAYS[seat, card])
+    events = (*state.events, _PLAY_EVENTS[seat, card])
     trump, target = state.trump, state.target
-    contract = state.contract
-    troel = contract is not None and contract.kind is ContractKind.TROEL
-    if troel and state.troel_aces == 3 and len(state.tricks) == 1 and len(trick) == 1:
-        # D5: the partner's lead to trick 2 names trump, the fifth card on the table.
-        trump = card[1]
-        target = 9 if trump == state.tricks[0].plays[0].card[1] else 10
+    if state.troel_aces == 3 and len(state.tricks) == 1 and len(trick) == 1:
+        contract = state.contract
+        if contract is not None and contract.kind is ContractKind.TROEL:
+            # D5: the partner's lead to trick 2 names trump, the fifth card on the table.
+            trump = card[1]
+            target = 9 if trump == state.tricks[0].plays[0].card[1] else 10
     if len(trick) < ACTIVE:
-        position = state.active.index(seat)
+        active = state.active
         return _evolve(
             state,
             hands=tuple(hands),
@@ -1427,34 +1434,32 @@ def _apply_play(state: WiezenState, seat: int, card: str) -> WiezenState:
             events=events,
             trump=trump,
             target=target,
-            turn=state.active[(position + 1) % ACTIVE],
+            turn=active[(active.index(seat) + 1) % ACTIVE],
         )
     winner = trick_winner(trick, trump)
-    record = TrickRecord(len(state.tricks) + 1, trick, trump, winner)
     won = list(state.won)
     won[winner] += 1
-    state = _evolve(
-        state,
-        hands=tuple(hands),
-        trick=(),
-        tricks=(*state.tricks, record),
-        won=tuple(won),
-        trump=trump,
-        target=target,
-        leader=winner,
-        turn=winner,
-    )
-    if any(hands[s] for s in state.active) and not (
-        state.stop_when_decided and _decided(state, won)
-    ):
-        return _evolve(state, events=events)
+    changes: dict[str, Any] = {
+        "hands": tuple(hands),
+        "trick": (),
+        "tricks": (*state.tricks, TrickRecord(len(state.tricks) + 1, trick, trump, winner)),
+        "won": tuple(won),
+        "trump": trump,
+        "target": target,
+        "leader": winner,
+        "turn": winner,
+    }
+    # After a full trick every active hand holds as many cards as the last player's.
+    if hand and not (state.stop_when_decided and _decided(state, won)):
+        return _evolve(state, events=events, **changes)
+    state = _evolve(state, **changes)
     contract = state.contract
     assert contract is not None
     multiplier = 2 if state.doubling else 1
     points = score_deal(contract, won, target, multiplier, state.active, state.players)
     taken = tuple(won[s] for s in contract.declarers)
-    if contract.kind is not ContractKind.KLEINE_MISERIE or len(taken) == 1:
-        taken = (sum(taken),) if contract.kind in (ContractKind.PAIR, ContractKind.TROEL) else taken
+    if contract.kind in (ContractKind.PAIR, ContractKind.TROEL):
+        taken = (sum(taken),)
     return _end_deal(state, DealEnd.PLAYED, events, taken, points)
 
 
