@@ -176,8 +176,9 @@ class LocalCluster:
                 folder,
                 "--store",
                 url,
-                "--organiser-token",
-                self.organiser_token,
+                # One argument: a token may begin with "-", which argparse would take
+                # for an option.
+                f"--organiser-token={self.organiser_token}",
                 *server_args,
                 log_path=folder / f"server-{i + 1}.log",
             )

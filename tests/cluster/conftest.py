@@ -48,8 +48,7 @@ def servers(tmp_path: Path, postgres_url: str, organiser_token: str) -> Iterator
             tmp_path,
             "--store",
             postgres_url,
-            "--organiser-token",
-            organiser_token,
+            f"--organiser-token={organiser_token}",  # one argument: it may begin with "-"
             "--log-level",
             "info",
             *extra,

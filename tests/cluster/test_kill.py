@@ -296,4 +296,4 @@ async def test_kills_under_tournament_load_lose_nothing(
 async def test_ten_kills_under_tournament_load_lose_nothing(
     postgres_server: Any, postgres_url: str, tmp_path: Path
 ) -> None:
-    await _kill_test(postgres_server, postgres_url, tmp_path, cycles=10, deals=30, matches=36)
+    await _kill_test(postgres_server, postgres_url, tmp_path, cycles=10, deals=50, matches=48)
