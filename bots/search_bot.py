@@ -80,9 +80,9 @@ class Tuning:
 
 #: Per game id. Kleurenwiezen scores once per deal of about 60 actions, so a rollout plays
 #: to the end of the deal (21 rounds: a whole deal from its first bid, with a long auction
-#: and the kleine-miserie discards) and stops there; a rollout costs about 5-8 ms, so the budget is eight times the
-#: default; and a random bid of another seat (solo slim, blote miserie) would decide the
-#: rollout's value by itself, so the others explore rarely.
+#: and the kleine-miserie discards) and stops there; a rollout costs about 5-8 ms, so the
+#: budget is eight times the default; and a random bid of another seat (solo slim, blote
+#: miserie) would decide the rollout's value by itself, so the others explore rarely.
 TUNING: dict[str, Tuning] = {
     "kleurenwiezen": Tuning(horizon=20, budget_scale=8.0, explore=0.05, until_scored=True),
 }
