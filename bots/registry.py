@@ -17,6 +17,7 @@ from speeltafel.bots.alles_klar_lookahead import LookaheadBot
 from speeltafel.bots.beverbende_keeper import KeeperBot
 from speeltafel.bots.first_bot import FirstBot
 from speeltafel.bots.karel_kakelaar_hungry import HungryBot
+from speeltafel.bots.kleurenwiezen_wiezer import WiezerBot
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.bots.search_bot import HeuristicBot, SearchBot
 from speeltafel.bots.sneaky_bastard_budget import BudgetBot
@@ -48,6 +49,7 @@ HEURISTICS: dict[str, Callable[[], HeuristicBot]] = {
     "sneaky_bastard": BudgetBot,
     "beverbende": KeeperBot,
     "alles_klar": LookaheadBot,
+    "kleurenwiezen": WiezerBot,
 }
 
 
@@ -86,6 +88,12 @@ _ENTRIES = (
         LookaheadBot,
         frozenset({"alles_klar"}),
         "Alles Klar?: weighs each play by the trick it decides now or next turn",
+    ),
+    BotEntry(
+        "wiezer",
+        WiezerBot,
+        frozenset({"kleurenwiezen"}),
+        "Kleurenwiezen: bids the tricks its hand counts (miserie on a low hand), plays cheap",
     ),
     BotEntry(
         "search",

@@ -25,11 +25,12 @@ _sym_db = _symbol_database.Default()
 from speeltafel.sdk.v1 import alles_klar_pb2 as speeltafel_dot_v1_dot_alles__klar__pb2
 from speeltafel.sdk.v1 import beverbende_pb2 as speeltafel_dot_v1_dot_beverbende__pb2
 from speeltafel.sdk.v1 import karel_kakelaar_pb2 as speeltafel_dot_v1_dot_karel__kakelaar__pb2
+from speeltafel.sdk.v1 import kleurenwiezen_pb2 as speeltafel_dot_v1_dot_kleurenwiezen__pb2
 from speeltafel.sdk.v1 import sneaky_bastard_pb2 as speeltafel_dot_v1_dot_sneaky__bastard__pb2
 from speeltafel.sdk.v1 import take5_pb2 as speeltafel_dot_v1_dot_take5__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspeeltafel/v1/common.proto\x12\rspeeltafel.v1\x1a\x1espeeltafel/v1/alles_klar.proto\x1a\x1espeeltafel/v1/beverbende.proto\x1a\"speeltafel/v1/karel_kakelaar.proto\x1a\"speeltafel/v1/sneaky_bastard.proto\x1a\x19speeltafel/v1/take5.proto\"\xa6\x02\n\x06\x41\x63tion\x12+\n\x05take5\x18\n \x01(\x0b\x32\x1a.speeltafel.v1.Take5ActionH\x00\x12<\n\x0ekarel_kakelaar\x18\x0b \x01(\x0b\x32\".speeltafel.v1.KarelKakelaarActionH\x00\x12<\n\x0esneaky_bastard\x18\x0c \x01(\x0b\x32\".speeltafel.v1.SneakyBastardActionH\x00\x12\x35\n\nbeverbende\x18\r \x01(\x0b\x32\x1f.speeltafel.v1.BeverbendeActionH\x00\x12\x34\n\nalles_klar\x18\x0e \x01(\x0b\x32\x1e.speeltafel.v1.AllesKlarActionH\x00\x42\x06\n\x04game\"d\n\x05\x43lock\x12\x15\n\rmove_clock_ms\x18\x01 \x01(\r\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x02 \x01(\x03\x12\x14\n\x0cremaining_ms\x18\x03 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x04 \x01(\r\"P\n\x07Outcome\x12\x0e\n\x06scores\x18\x01 \x03(\x03\x12\r\n\x05ranks\x18\x02 \x03(\r\x12\x11\n\tutilities\x18\x03 \x03(\x01\x12\x13\n\x0btermination\x18\x04 \x01(\t\"\x82\x05\n\x04View\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x01\x88\x01\x01\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12*\n\x06status\x18\x04 \x01(\x0e\x32\x1a.speeltafel.v1.MatchStatus\x12\x0c\n\x04game\x18\x05 \x01(\t\x12\x15\n\rrules_version\x18\x06 \x01(\r\x12\r\n\x05phase\x18\x07 \x01(\t\x12\x0e\n\x06to_act\x18\x08 \x03(\r\x12#\n\x05\x63lock\x18\t \x01(\x0b\x32\x14.speeltafel.v1.Clock\x12,\n\rlegal_actions\x18\n \x03(\x0b\x32\x15.speeltafel.v1.Action\x12\'\n\x07outcome\x18\x0b \x01(\x0b\x32\x16.speeltafel.v1.Outcome\x12\x12\n\ncommitment\x18\x0c \x01(\t\x12\r\n\x05seats\x18\r \x01(\r\x12\x13\n\x0bpreset_deck\x18\x0e \x01(\x08\x12)\n\x05take5\x18\x14 \x01(\x0b\x32\x18.speeltafel.v1.Take5ViewH\x00\x12:\n\x0ekarel_kakelaar\x18\x15 \x01(\x0b\x32 .speeltafel.v1.KarelKakelaarViewH\x00\x12:\n\x0esneaky_bastard\x18\x16 \x01(\x0b\x32 .speeltafel.v1.SneakyBastardViewH\x00\x12\x33\n\nbeverbende\x18\x17 \x01(\x0b\x32\x1d.speeltafel.v1.BeverbendeViewH\x00\x12\x32\n\nalles_klar\x18\x18 \x01(\x0b\x32\x1c.speeltafel.v1.AllesKlarViewH\x00\x42\x0b\n\tgame_viewB\x07\n\x05_seat\"o\n\x0eRecordedAction\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x1b\n\x13server_time_unix_ms\x18\x04 \x01(\x03\x12\x15\n\rclock_default\x18\x05 \x01(\x08\"9\n\nSeatRecord\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07\x65ntropy\x18\x03 \x01(\x0c\"\xd7\x04\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x15\n\rrules_version\x18\x03 \x01(\r\x12\x38\n\x07options\x18\x04 \x03(\x0b\x32\'.speeltafel.v1.MatchRecord.OptionsEntry\x12\r\n\x05seats\x18\x05 \x01(\r\x12\x13\n\x0bserver_seed\x18\x06 \x01(\x0c\x12\x12\n\ncommitment\x18\x07 \x01(\t\x12\x13\n\x0bshuffle_key\x18\x08 \x01(\x0c\x12/\n\x0cseat_records\x18\t \x03(\x0b\x32\x19.speeltafel.v1.SeatRecord\x12\x13\n\x0bpreset_deck\x18\n \x01(\x08\x12.\n\x0cpreset_decks\x18\x0b \x03(\x0b\x32\x18.speeltafel.v1.DeckOrder\x12.\n\x07\x61\x63tions\x18\x0c \x03(\x0b\x32\x1d.speeltafel.v1.RecordedAction\x12\'\n\x07outcome\x18\r \x01(\x0b\x32\x16.speeltafel.v1.Outcome\x12\x1a\n\x12\x66inal_state_sha256\x18\x0e \x01(\t\x12\x15\n\rmove_clock_ms\x18\x0f \x01(\r\x12\x17\n\x0f\x63reated_unix_ms\x18\x10 \x01(\x03\x12\x17\n\x0fstarted_unix_ms\x18\x11 \x01(\x03\x12\x18\n\x10\x66inished_unix_ms\x18\x12 \x01(\x03\x12\x0c\n\x04\x64\x65\x61l\x18\x13 \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"(\n\tDeckOrder\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x01(\t*z\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x42\x30\n\x10nl.speeltafel.v1P\x01Z\x1aspeeltafel/v1;speeltafelv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspeeltafel/v1/common.proto\x12\rspeeltafel.v1\x1a\x1espeeltafel/v1/alles_klar.proto\x1a\x1espeeltafel/v1/beverbende.proto\x1a\"speeltafel/v1/karel_kakelaar.proto\x1a!speeltafel/v1/kleurenwiezen.proto\x1a\"speeltafel/v1/sneaky_bastard.proto\x1a\x19speeltafel/v1/take5.proto\"\xe3\x02\n\x06\x41\x63tion\x12+\n\x05take5\x18\n \x01(\x0b\x32\x1a.speeltafel.v1.Take5ActionH\x00\x12<\n\x0ekarel_kakelaar\x18\x0b \x01(\x0b\x32\".speeltafel.v1.KarelKakelaarActionH\x00\x12<\n\x0esneaky_bastard\x18\x0c \x01(\x0b\x32\".speeltafel.v1.SneakyBastardActionH\x00\x12\x35\n\nbeverbende\x18\r \x01(\x0b\x32\x1f.speeltafel.v1.BeverbendeActionH\x00\x12\x34\n\nalles_klar\x18\x0e \x01(\x0b\x32\x1e.speeltafel.v1.AllesKlarActionH\x00\x12;\n\rkleurenwiezen\x18\x0f \x01(\x0b\x32\".speeltafel.v1.KleurenwiezenActionH\x00\x42\x06\n\x04game\"d\n\x05\x43lock\x12\x15\n\rmove_clock_ms\x18\x01 \x01(\r\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x02 \x01(\x03\x12\x14\n\x0cremaining_ms\x18\x03 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x04 \x01(\r\"P\n\x07Outcome\x12\x0e\n\x06scores\x18\x01 \x03(\x03\x12\r\n\x05ranks\x18\x02 \x03(\r\x12\x11\n\tutilities\x18\x03 \x03(\x01\x12\x13\n\x0btermination\x18\x04 \x01(\t\"\xbd\x05\n\x04View\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x01\x88\x01\x01\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12*\n\x06status\x18\x04 \x01(\x0e\x32\x1a.speeltafel.v1.MatchStatus\x12\x0c\n\x04game\x18\x05 \x01(\t\x12\x15\n\rrules_version\x18\x06 \x01(\r\x12\r\n\x05phase\x18\x07 \x01(\t\x12\x0e\n\x06to_act\x18\x08 \x03(\r\x12#\n\x05\x63lock\x18\t \x01(\x0b\x32\x14.speeltafel.v1.Clock\x12,\n\rlegal_actions\x18\n \x03(\x0b\x32\x15.speeltafel.v1.Action\x12\'\n\x07outcome\x18\x0b \x01(\x0b\x32\x16.speeltafel.v1.Outcome\x12\x12\n\ncommitment\x18\x0c \x01(\t\x12\r\n\x05seats\x18\r \x01(\r\x12\x13\n\x0bpreset_deck\x18\x0e \x01(\x08\x12)\n\x05take5\x18\x14 \x01(\x0b\x32\x18.speeltafel.v1.Take5ViewH\x00\x12:\n\x0ekarel_kakelaar\x18\x15 \x01(\x0b\x32 .speeltafel.v1.KarelKakelaarViewH\x00\x12:\n\x0esneaky_bastard\x18\x16 \x01(\x0b\x32 .speeltafel.v1.SneakyBastardViewH\x00\x12\x33\n\nbeverbende\x18\x17 \x01(\x0b\x32\x1d.speeltafel.v1.BeverbendeViewH\x00\x12\x32\n\nalles_klar\x18\x18 \x01(\x0b\x32\x1c.speeltafel.v1.AllesKlarViewH\x00\x12\x39\n\rkleurenwiezen\x18\x19 \x01(\x0b\x32 .speeltafel.v1.KleurenwiezenViewH\x00\x42\x0b\n\tgame_viewB\x07\n\x05_seat\"o\n\x0eRecordedAction\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x1b\n\x13server_time_unix_ms\x18\x04 \x01(\x03\x12\x15\n\rclock_default\x18\x05 \x01(\x08\"9\n\nSeatRecord\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07\x65ntropy\x18\x03 \x01(\x0c\"\xd7\x04\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x15\n\rrules_version\x18\x03 \x01(\r\x12\x38\n\x07options\x18\x04 \x03(\x0b\x32\'.speeltafel.v1.MatchRecord.OptionsEntry\x12\r\n\x05seats\x18\x05 \x01(\r\x12\x13\n\x0bserver_seed\x18\x06 \x01(\x0c\x12\x12\n\ncommitment\x18\x07 \x01(\t\x12\x13\n\x0bshuffle_key\x18\x08 \x01(\x0c\x12/\n\x0cseat_records\x18\t \x03(\x0b\x32\x19.speeltafel.v1.SeatRecord\x12\x13\n\x0bpreset_deck\x18\n \x01(\x08\x12.\n\x0cpreset_decks\x18\x0b \x03(\x0b\x32\x18.speeltafel.v1.DeckOrder\x12.\n\x07\x61\x63tions\x18\x0c \x03(\x0b\x32\x1d.speeltafel.v1.RecordedAction\x12\'\n\x07outcome\x18\r \x01(\x0b\x32\x16.speeltafel.v1.Outcome\x12\x1a\n\x12\x66inal_state_sha256\x18\x0e \x01(\t\x12\x15\n\rmove_clock_ms\x18\x0f \x01(\r\x12\x17\n\x0f\x63reated_unix_ms\x18\x10 \x01(\x03\x12\x17\n\x0fstarted_unix_ms\x18\x11 \x01(\x03\x12\x18\n\x10\x66inished_unix_ms\x18\x12 \x01(\x03\x12\x0c\n\x04\x64\x65\x61l\x18\x13 \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"(\n\tDeckOrder\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x01(\t*z\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x42\x30\n\x10nl.speeltafel.v1P\x01Z\x1aspeeltafel/v1;speeltafelv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,24 +40,24 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'\n\020nl.speeltafel.v1P\001Z\032speeltafel/v1;speeltafelv1'
   _globals['_MATCHRECORD_OPTIONSENTRY']._loaded_options = None
   _globals['_MATCHRECORD_OPTIONSENTRY']._serialized_options = b'8\001'
-  _globals['_MATCHSTATUS']._serialized_start=2150
-  _globals['_MATCHSTATUS']._serialized_end=2272
-  _globals['_ACTION']._serialized_start=209
-  _globals['_ACTION']._serialized_end=503
-  _globals['_CLOCK']._serialized_start=505
-  _globals['_CLOCK']._serialized_end=605
-  _globals['_OUTCOME']._serialized_start=607
-  _globals['_OUTCOME']._serialized_end=687
-  _globals['_VIEW']._serialized_start=690
-  _globals['_VIEW']._serialized_end=1332
-  _globals['_RECORDEDACTION']._serialized_start=1334
-  _globals['_RECORDEDACTION']._serialized_end=1445
-  _globals['_SEATRECORD']._serialized_start=1447
-  _globals['_SEATRECORD']._serialized_end=1504
-  _globals['_MATCHRECORD']._serialized_start=1507
-  _globals['_MATCHRECORD']._serialized_end=2106
-  _globals['_MATCHRECORD_OPTIONSENTRY']._serialized_start=2060
-  _globals['_MATCHRECORD_OPTIONSENTRY']._serialized_end=2106
-  _globals['_DECKORDER']._serialized_start=2108
-  _globals['_DECKORDER']._serialized_end=2148
+  _globals['_MATCHSTATUS']._serialized_start=2305
+  _globals['_MATCHSTATUS']._serialized_end=2427
+  _globals['_ACTION']._serialized_start=244
+  _globals['_ACTION']._serialized_end=599
+  _globals['_CLOCK']._serialized_start=601
+  _globals['_CLOCK']._serialized_end=701
+  _globals['_OUTCOME']._serialized_start=703
+  _globals['_OUTCOME']._serialized_end=783
+  _globals['_VIEW']._serialized_start=786
+  _globals['_VIEW']._serialized_end=1487
+  _globals['_RECORDEDACTION']._serialized_start=1489
+  _globals['_RECORDEDACTION']._serialized_end=1600
+  _globals['_SEATRECORD']._serialized_start=1602
+  _globals['_SEATRECORD']._serialized_end=1659
+  _globals['_MATCHRECORD']._serialized_start=1662
+  _globals['_MATCHRECORD']._serialized_end=2261
+  _globals['_MATCHRECORD_OPTIONSENTRY']._serialized_start=2215
+  _globals['_MATCHRECORD_OPTIONSENTRY']._serialized_end=2261
+  _globals['_DECKORDER']._serialized_start=2263
+  _globals['_DECKORDER']._serialized_end=2303
 # @@protoc_insertion_point(module_scope)

@@ -1,6 +1,7 @@
 from speeltafel.sdk.v1 import alles_klar_pb2 as _alles_klar_pb2
 from speeltafel.sdk.v1 import beverbende_pb2 as _beverbende_pb2
 from speeltafel.sdk.v1 import karel_kakelaar_pb2 as _karel_kakelaar_pb2
+from speeltafel.sdk.v1 import kleurenwiezen_pb2 as _kleurenwiezen_pb2
 from speeltafel.sdk.v1 import sneaky_bastard_pb2 as _sneaky_bastard_pb2
 from speeltafel.sdk.v1 import take5_pb2 as _take5_pb2
 from google.protobuf.internal import containers as _containers
@@ -24,18 +25,20 @@ MATCH_STATUS_RUNNING: MatchStatus
 MATCH_STATUS_FINISHED: MatchStatus
 
 class Action(_message.Message):
-    __slots__ = ("take5", "karel_kakelaar", "sneaky_bastard", "beverbende", "alles_klar")
+    __slots__ = ("take5", "karel_kakelaar", "sneaky_bastard", "beverbende", "alles_klar", "kleurenwiezen")
     TAKE5_FIELD_NUMBER: _ClassVar[int]
     KAREL_KAKELAAR_FIELD_NUMBER: _ClassVar[int]
     SNEAKY_BASTARD_FIELD_NUMBER: _ClassVar[int]
     BEVERBENDE_FIELD_NUMBER: _ClassVar[int]
     ALLES_KLAR_FIELD_NUMBER: _ClassVar[int]
+    KLEURENWIEZEN_FIELD_NUMBER: _ClassVar[int]
     take5: _take5_pb2.Take5Action
     karel_kakelaar: _karel_kakelaar_pb2.KarelKakelaarAction
     sneaky_bastard: _sneaky_bastard_pb2.SneakyBastardAction
     beverbende: _beverbende_pb2.BeverbendeAction
     alles_klar: _alles_klar_pb2.AllesKlarAction
-    def __init__(self, take5: _Optional[_Union[_take5_pb2.Take5Action, _Mapping]] = ..., karel_kakelaar: _Optional[_Union[_karel_kakelaar_pb2.KarelKakelaarAction, _Mapping]] = ..., sneaky_bastard: _Optional[_Union[_sneaky_bastard_pb2.SneakyBastardAction, _Mapping]] = ..., beverbende: _Optional[_Union[_beverbende_pb2.BeverbendeAction, _Mapping]] = ..., alles_klar: _Optional[_Union[_alles_klar_pb2.AllesKlarAction, _Mapping]] = ...) -> None: ...
+    kleurenwiezen: _kleurenwiezen_pb2.KleurenwiezenAction
+    def __init__(self, take5: _Optional[_Union[_take5_pb2.Take5Action, _Mapping]] = ..., karel_kakelaar: _Optional[_Union[_karel_kakelaar_pb2.KarelKakelaarAction, _Mapping]] = ..., sneaky_bastard: _Optional[_Union[_sneaky_bastard_pb2.SneakyBastardAction, _Mapping]] = ..., beverbende: _Optional[_Union[_beverbende_pb2.BeverbendeAction, _Mapping]] = ..., alles_klar: _Optional[_Union[_alles_klar_pb2.AllesKlarAction, _Mapping]] = ..., kleurenwiezen: _Optional[_Union[_kleurenwiezen_pb2.KleurenwiezenAction, _Mapping]] = ...) -> None: ...
 
 class Clock(_message.Message):
     __slots__ = ("move_clock_ms", "deadline_unix_ms", "remaining_ms", "time_bank_ms")
@@ -62,7 +65,7 @@ class Outcome(_message.Message):
     def __init__(self, scores: _Optional[_Iterable[int]] = ..., ranks: _Optional[_Iterable[int]] = ..., utilities: _Optional[_Iterable[float]] = ..., termination: _Optional[str] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("match_id", "seat", "version", "status", "game", "rules_version", "phase", "to_act", "clock", "legal_actions", "outcome", "commitment", "seats", "preset_deck", "take5", "karel_kakelaar", "sneaky_bastard", "beverbende", "alles_klar")
+    __slots__ = ("match_id", "seat", "version", "status", "game", "rules_version", "phase", "to_act", "clock", "legal_actions", "outcome", "commitment", "seats", "preset_deck", "take5", "karel_kakelaar", "sneaky_bastard", "beverbende", "alles_klar", "kleurenwiezen")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -82,6 +85,7 @@ class View(_message.Message):
     SNEAKY_BASTARD_FIELD_NUMBER: _ClassVar[int]
     BEVERBENDE_FIELD_NUMBER: _ClassVar[int]
     ALLES_KLAR_FIELD_NUMBER: _ClassVar[int]
+    KLEURENWIEZEN_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     version: int
@@ -101,7 +105,8 @@ class View(_message.Message):
     sneaky_bastard: _sneaky_bastard_pb2.SneakyBastardView
     beverbende: _beverbende_pb2.BeverbendeView
     alles_klar: _alles_klar_pb2.AllesKlarView
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., version: _Optional[int] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., game: _Optional[str] = ..., rules_version: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., commitment: _Optional[str] = ..., seats: _Optional[int] = ..., preset_deck: _Optional[bool] = ..., take5: _Optional[_Union[_take5_pb2.Take5View, _Mapping]] = ..., karel_kakelaar: _Optional[_Union[_karel_kakelaar_pb2.KarelKakelaarView, _Mapping]] = ..., sneaky_bastard: _Optional[_Union[_sneaky_bastard_pb2.SneakyBastardView, _Mapping]] = ..., beverbende: _Optional[_Union[_beverbende_pb2.BeverbendeView, _Mapping]] = ..., alles_klar: _Optional[_Union[_alles_klar_pb2.AllesKlarView, _Mapping]] = ...) -> None: ...
+    kleurenwiezen: _kleurenwiezen_pb2.KleurenwiezenView
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., version: _Optional[int] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., game: _Optional[str] = ..., rules_version: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., commitment: _Optional[str] = ..., seats: _Optional[int] = ..., preset_deck: _Optional[bool] = ..., take5: _Optional[_Union[_take5_pb2.Take5View, _Mapping]] = ..., karel_kakelaar: _Optional[_Union[_karel_kakelaar_pb2.KarelKakelaarView, _Mapping]] = ..., sneaky_bastard: _Optional[_Union[_sneaky_bastard_pb2.SneakyBastardView, _Mapping]] = ..., beverbende: _Optional[_Union[_beverbende_pb2.BeverbendeView, _Mapping]] = ..., alles_klar: _Optional[_Union[_alles_klar_pb2.AllesKlarView, _Mapping]] = ..., kleurenwiezen: _Optional[_Union[_kleurenwiezen_pb2.KleurenwiezenView, _Mapping]] = ...) -> None: ...
 
 class RecordedAction(_message.Message):
     __slots__ = ("seq", "seat", "action", "server_time_unix_ms", "clock_default")

@@ -7,6 +7,7 @@ from speeltafel.server.engine.games import (
     alles_klar,
     beverbende,
     karel_kakelaar,
+    kleurenwiezen,
     sneaky_bastard,
     take5,
 )
@@ -19,6 +20,7 @@ GAMES: dict[str, GameAny] = {
         sneaky_bastard.GAME,
         beverbende.GAME,
         alles_klar.GAME,
+        kleurenwiezen.GAME,
     )
 }
 

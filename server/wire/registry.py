@@ -15,6 +15,7 @@ from speeltafel.server.wire import (
     beverbende,
     common,
     karel_kakelaar,
+    kleurenwiezen,
     sneaky_bastard,
     take5,
 )
@@ -28,6 +29,7 @@ WIRES: Mapping[str, GameWire] = {
         sneaky_bastard.WIRE,
         beverbende.WIRE,
         alles_klar.WIRE,
+        kleurenwiezen.WIRE,
     )
 }
 

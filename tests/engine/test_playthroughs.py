@@ -26,6 +26,11 @@ SETUPS: dict[str, list[tuple[dict[str, str], int, int]]] = {
     "sneaky_bastard": [({}, 3, 7), ({"first_player": "random"}, 4, 8)],
     "beverbende": [({}, 2, 12), ({"turn_limit": "10"}, 3, 13), ({}, 4, 14)],
     "alles_klar": [({}, 2, 9), ({"dealer": "random"}, 3, 10), ({}, 5, 11)],
+    "kleurenwiezen": [
+        ({"deals": "4"}, 4, 15),
+        ({"deals": "5", "first_dealer": "random"}, 5, 16),
+        ({"deals": "6", "shuffle_between_deals": "true"}, 6, 17),
+    ],
 }
 
 

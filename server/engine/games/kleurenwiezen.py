@@ -76,9 +76,9 @@ The deal (section 6; one source of legality, :meth:`Kleurenwiezen.legal_actions`
 * Contract (6.6): trump, target, first leader (abondance: the declarer; solo slim: P1, or
   P2 when P1 declares, D12; troel: the partner; else P1). Kleine miserie: every active
   seat discards one card, sealed and simultaneous (several seats in ``to_act``); nobody
-  ever sees another's discard (D13); then 12 tricks. ``GameInfo.simultaneous`` is
-  nevertheless false: the game is turn-based but for this rare step (the flag tells
-  clients that sealed choices are the game's main mechanism, as in Take 5).
+  ever sees another's discard (D13); then 12 tricks. So ``GameInfo.simultaneous`` is
+  true, as the protocol defines it (the game has sealed simultaneous choices), although
+  the game is turn-based but for this one step.
 * Play: follow suit if possible, else any card; no duty to trump (D11). Highest trump
   wins, else the highest card of the suit led. Blote miserie: from the end of trick 1 the
   declarer's remaining cards are public (``shown``).
@@ -1557,7 +1557,7 @@ class Kleurenwiezen:
                 "every trick",
             ),
         ),
-        simultaneous=False,
+        simultaneous=True,
         description="Belgian colour whist: four play each deal; ask a colour and find a "
         "partner, go alone, or bid miserie, abondance or solo slim; troel with three or "
         "four aces. Highest running score wins.",

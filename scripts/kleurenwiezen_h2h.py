@@ -1,0 +1,164 @@
+"""Kleurenwiezen head-to-head: one candidate bot against three baseline bots, the candidate's
+seat rotated over the four seats, for the figures of issue 10.
+
+Two ways to play a match:
+
+* ``--server``: through a real server process (SQLite in a temporary folder), every seat a
+  built-in bot playing over the SDK's stream (``play_seat``), as ``speeltafel run`` does;
+* otherwise in-process: the engine drives, every bot answers the view the server's own wire
+  code builds for its seat (the same bytes a server would send), much faster.
+
+``--samples N`` runs the search bot with N sampled worlds per decision and no time limit
+(deterministic, and independent of the machine's load); without it the search bot is the
+registered one (its time budget).
+
+Prints the candidate's mean utility (zero-sum, in [-1, 1]; 0 is par) and its mean point
+margin per match (its points minus the mean of the three others'), each with a 95%
+interval (normal approximation, 1.96 standard errors).
+
+Usage: ``.venv/bin/python scripts/kleurenwiezen_h2h.py wiezer random --matches 200``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from speeltafel.bots.registry import heuristic_for, make_bot
+from speeltafel.bots.search_bot import SearchBot
+from speeltafel.sdk.runner import Bot
+from speeltafel.server.engine.core import Outcome, Rng
+from speeltafel.server.engine.games.kleurenwiezen import GAME
+from speeltafel.server.wire.common import build_view
+from speeltafel.server.wire.kleurenwiezen import WIRE
+
+SEATS = 4
+
+
+def _bot(name: str, seed: int, samples: int | None) -> Bot:
+    if name == "search" and samples is not None:
+        return SearchBot(seed, heuristics=heuristic_for, samples=samples, budget_ms=None)
+    return make_bot(name, seed, "kleurenwiezen")
+
+
+def in_process(lineup: Sequence[str], seed: int, deals: int, samples: int | None) -> Outcome:
+    """One match driven by the engine; each bot answers its seat's view."""
+    bots = [_bot(name, seed * 10 + s, samples) for s, name in enumerate(lineup)]
+    state = GAME.new({"deals": str(deals)}, len(lineup), Rng(b"h2h %d" % seed))
+    version = 1
+    while (outcome := GAME.outcome(state)) is None:
+        seat = GAME.to_act(state)[0]
+        view = build_view(
+            WIRE,
+            match_id="m",
+            seat=seat,
+            version=version,
+            status="running",
+            seats=len(lineup),
+            commitment="c",
+            observation=GAME.observe(state, seat),
+            to_act=GAME.to_act(state),
+            legal_actions=GAME.legal_actions(state, seat),
+            move_clock_ms=0,
+            deadline_ms=0,
+            now_ms=0,
+            outcome=None,
+        )
+        chosen = bots[seat].choose(view, list(view.legal_actions))
+        state = GAME.apply(state, seat, WIRE.action_from_proto(chosen))
+        version += 1
+    return outcome
+
+
+async def through_server(
+    target: str, lineup: Sequence[str], seed: int, deals: int, samples: int | None
+) -> Outcome:
+    """One match on the server at ``target``, every seat a bot over the SDK."""
+    from speeltafel.sdk import AsyncClient, play_seat
+
+    async with AsyncClient(target) as client:
+        created = await client.create_match("kleurenwiezen", len(lineup), {"deals": str(deals)})
+        joined = [await client.join(created.match_id, name=f"s{i}") for i in range(len(lineup))]
+        bots = [_bot(name, seed * 10 + s, samples) for s, name in enumerate(lineup)]
+        finals = await asyncio.gather(
+            *(play_seat(client, s, b) for s, b in zip(joined, bots, strict=True))
+        )
+        final = finals[0].outcome
+        return Outcome(
+            tuple(final.scores), tuple(final.ranks), tuple(final.utilities), final.termination
+        )
+
+
+def interval(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% interval."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, float("nan")
+    variance = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, 1.96 * math.sqrt(variance / n)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("candidate")
+    parser.add_argument("baseline")
+    parser.add_argument("--matches", type=int, default=200)
+    parser.add_argument("--deals", type=int, default=4, help="deals per match (4: each deals once)")
+    parser.add_argument("--samples", type=int, default=None, help="search: worlds, no time limit")
+    parser.add_argument("--server", action="store_true", help="play through a server process")
+    parser.add_argument("--first", type=int, default=0, help="the first match's seed")
+    args = parser.parse_args()
+
+    utilities: list[float] = []
+    margins: list[float] = []
+    started = time.perf_counter()
+    server = None
+    if args.server:
+        from speeltafel.cli.server_process import ServerProcess
+
+        folder = tempfile.TemporaryDirectory()
+        server = ServerProcess(
+            Path(folder.name) / "h2h.db", Path(folder.name), "--log-level", "warning"
+        )
+        await server.start_async()
+    try:
+        for number in range(args.first, args.first + args.matches):
+            seat = number % SEATS
+            lineup = [args.baseline] * SEATS
+            lineup[seat] = args.candidate
+            if server is not None:
+                outcome = await through_server(
+                    server.target, lineup, number, args.deals, args.samples
+                )
+            else:
+                outcome = in_process(lineup, number, args.deals, args.samples)
+            utilities.append(outcome.utilities[seat])
+            others = [p for s, p in enumerate(outcome.scores) if s != seat]
+            margins.append(outcome.scores[seat] - sum(others) / len(others))
+            if (number - args.first + 1) % 20 == 0:
+                u, hu = interval(utilities)
+                print(f"{len(utilities)} matches: utility {u:+.3f} ± {hu:.3f}", file=sys.stderr)
+    finally:
+        if server is not None:
+            server.stop()
+    u, hu = interval(utilities)
+    m, hm = interval(margins)
+    wins = sum(1 for x in utilities if x > 0)
+    mode = "server" if args.server else "in-process"
+    print(
+        f"{args.candidate} (1 seat, rotated) vs {args.baseline} (3 seats), {len(utilities)} "
+        f"matches of {args.deals} deals, {mode}: utility {u:+.3f} ± {hu:.3f}, point margin "
+        f"{m:+.1f} ± {hm:.1f}, best or shared best in {wins}/{len(utilities)}, "
+        f"{time.perf_counter() - started:.0f} s"
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
