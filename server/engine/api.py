@@ -8,8 +8,8 @@ analysis script, a notebook or a training loop can use it without grpc::
 
     from speeltafel.server.engine import api
 
-    spec = api.game("take5")                      # options, seat ranges, score name ...
-    match = api.new_match("take5", seats=3, seed=7)
+    spec = api.list_games()[0]                    # options, seat ranges, score name ...
+    match = api.new_match(spec.game_id, seats=spec.min_seats, seed=7)
     while not match.is_over:
         seat = match.to_act[0]
         match = match.apply(seat, match.legal_actions(seat)[0])

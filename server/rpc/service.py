@@ -27,7 +27,6 @@ from speeltafel.server.rpc.errors import (
 )
 from speeltafel.server.rpc.limits import check_create_request, message_refused
 from speeltafel.server.wire.common import (
-    PRIVATE_REPLACES_PUBLIC,
     STATUSES,
     GameWire,
     action_from_proto,
@@ -36,6 +35,7 @@ from speeltafel.server.wire.common import (
     outcome_to_proto,
     private_view,
     public_view,
+    replaces_public,
     seat_view,
     seat_view_bytes,
 )
@@ -190,7 +190,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if seat is None:
             return public
         wire = self.wires[match.created.game]
-        if wire.field in PRIVATE_REPLACES_PUBLIC:
+        if replaces_public(wire):
             return self._view(match, snapshot, seat).SerializeToString()
         state = snapshot.state
         acting = state is not None and seat in snapshot.to_act

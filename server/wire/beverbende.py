@@ -147,6 +147,8 @@ class BeverbendeWire:
 
     game = GAME
     field = "beverbende"
+    # A seat's own row cards replace the public backs: its view is built whole.
+    private_replaces_public = True
 
     def fill_public(self, view: common_pb2.View, obs: BeverObservation) -> None:
         """Everything but the seat's own row knowledge and drawn card (the rows written

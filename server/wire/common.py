@@ -221,13 +221,15 @@ def seat_view(
     return view
 
 
-PRIVATE_REPLACES_PUBLIC = frozenset({"beverbende"})
-"""Wires (by ``field``) whose ``fill_private`` rewrites what ``fill_public`` wrote instead of
-only adding to it: Beverbende's seat sees its own row cards where the public rows show
-backs, so its ``fill_private`` clears the rows and writes them again. Appending that seat
-part to the public bytes would repeat the rows, so these wires' seat views are built whole
-(:func:`seat_view`) and serialised alone. ``tests/wire/test_wire_shared_views.py`` holds
-every other wire to the concatenation, so a wire that starts replacing fails there."""
+def replaces_public(wire: GameWire) -> bool:
+    """Whether the wire's ``fill_private`` rewrites what ``fill_public`` wrote instead of
+    only adding to it (a wire says so with ``private_replaces_public = True``): Beverbende's
+    seat sees its own row cards where the public rows show backs, so its ``fill_private``
+    clears the rows and writes them again. Appending that seat part to the public bytes
+    would repeat the rows, so such wires' seat views are built whole (:func:`seat_view`)
+    and serialised alone. ``tests/wire/test_wire_serialised_views.py`` holds every other
+    wire to the concatenation, so a wire that starts replacing fails there."""
+    return bool(getattr(wire, "private_replaces_public", False))
 
 
 def private_view(
@@ -249,7 +251,7 @@ def private_view(
     the public view's bytes followed by these bytes are a seat's whole view
     (:func:`seat_view_bytes`). The server serialises the public part once per version and
     this small part once per seat, instead of copying and serialising the whole view for
-    every seat. Not for the wires in :data:`PRIVATE_REPLACES_PUBLIC`."""
+    every seat. Not for the wires that :func:`replaces_public`."""
     view = common_pb2.View(seat=seat)
     view.clock.move_clock_ms = move_clock_ms
     if deadline_ms:

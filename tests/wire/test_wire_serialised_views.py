@@ -5,7 +5,7 @@ For every registered game, at every seat count and every step of random playouts
 concatenation parses to exactly the view built the reference way from the seat's own
 observation, and wrapped as a field (what the Play and Spectate streams send) it parses
 as ``PlayResponse(view=..., resync=...)``. Beverbende, whose seat part rewrites the public
-rows, must be in ``PRIVATE_REPLACES_PUBLIC``; no other wire may need to be.
+rows, must say ``private_replaces_public``; no other wire may need to be.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from seatings import seatings  # tests/wire is on sys.path (pytest rootdir-relat
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.engine.core import Rng
 from speeltafel.server.wire.common import (
-    PRIVATE_REPLACES_PUBLIC,
     build_view,
     embedded_field,
     private_view,
     public_view,
+    replaces_public,
     seat_view_bytes,
 )
 from speeltafel.server.wire.registry import WIRES
@@ -104,7 +104,7 @@ def test_public_bytes_then_seat_bytes_parse_to_the_reference_view(
             version += 1
     # A wire either concatenates at every step, or is known to replace (and is then built
     # whole by the server): never listed without need, never failing unlisted.
-    assert concatenation_differs == (wire.field in PRIVATE_REPLACES_PUBLIC)
+    assert concatenation_differs == (replaces_public(wire))
 
 
 def test_a_spectator_view_is_the_public_bytes_as_they_are() -> None:
