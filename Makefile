@@ -20,7 +20,7 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,load,rl,postgres]'
 	touch $(STAMP)
 
 .PHONY: install
@@ -32,7 +32,12 @@ $(BUF): | $(STAMP)
 
 .PHONY: run
 run: $(STAMP) ## the main job: a tournament of the built-in bots through a real server (SQLite)
-	$(BIN)/speeltafel run --db var/arena.db --rounds 2 --max-seats 4
+	$(BIN)/speeltafel run --db var/arena.db --rounds 1 --max-seats 4 --option kleurenwiezen:deals=4
+
+.PHONY: cluster
+cluster: $(STAMP) ## the tournament of make run through HAProxy in front of three server processes on one PostgreSQL
+	@command -v haproxy >/dev/null || test -x /usr/sbin/haproxy || { test "$$(id -u)" = 0 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy >/dev/null; } || echo "HAProxy is missing: apt-get install haproxy"
+	$(BIN)/python scripts/cluster.py --rounds 1 --max-seats 4 --option kleurenwiezen:deals=4
 
 .PHONY: serve
 serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default var/speeltafel.db)
@@ -61,8 +66,8 @@ lint: $(STAMP) $(BUF) ## buf lint (STANDARD), ruff (lint + format check) and myp
 	$(BIN)/ruff format --check .
 	@# mypy cannot see setuptools' package-dir mapping: give it the installed names.
 	@mkdir -p .typecheck/speeltafel
-	@for pkg in server sdk bots cli; do ln -sfn ../../$$pkg .typecheck/speeltafel/$$pkg; done
-	MYPYPATH=.typecheck $(BIN)/mypy -p speeltafel.server -p speeltafel.sdk -p speeltafel.bots -p speeltafel.cli
+	@for pkg in server sdk bots cli rl; do ln -sfn ../../$$pkg .typecheck/speeltafel/$$pkg; done
+	MYPYPATH=.typecheck $(BIN)/mypy -p speeltafel.server -p speeltafel.sdk -p speeltafel.bots -p speeltafel.cli -p speeltafel.rl
 	MYPYPATH=.typecheck $(BIN)/mypy scripts
 
 .PHONY: fmt
@@ -74,12 +79,32 @@ fmt: $(STAMP) ## format the code with ruff
 check: lint test ## lint, types and tests
 
 .PHONY: bench
-bench: $(STAMP) ## benchmarks: engine playouts, end-to-end actions/s, and the transport's own echo ceiling
+bench: $(STAMP) ## benchmarks: engine cost per move next to OpenSpiel's hearts, end-to-end actions/s, and the transport's own echo ceiling
+	@$(BIN)/python -c 'import pyspiel' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench_cluster.py
+	$(BIN)/python scripts/bench_server.py
 
 .PHONY: fairness
 fairness: $(STAMP) ## fairness figures: an honest match alone and under each attack (own processes)
 	$(BIN)/python scripts/fairness.py
+
+# make load / make stress: Locust bots (loadtests/); reports under var/load/. SERVER=host:port
+# loads a running server instead of one of their own (on a fresh SQLite file).
+USERS ?= 8
+SPAWN_RATE ?= 4
+RUN_TIME ?= 60s
+P99_MS ?= 100
+SERVER ?=
+LOAD_ARGS = --p99-ms $(P99_MS) $(if $(SERVER),--server $(SERVER))
+
+.PHONY: load
+load: $(STAMP) ## Locust: USERS bots for RUN_TIME, CSV/HTML under var/load/; fails on any failure, p99 > P99_MS or a lost move
+	$(BIN)/python -m loadtests.run load --users $(USERS) --spawn-rate $(SPAWN_RATE) --run-time $(RUN_TIME) $(LOAD_ARGS)
+
+.PHONY: stress
+stress: $(STAMP) ## Locust: double the bots up to the knee and past it, then all on one connection (the limits)
+	$(BIN)/python -m loadtests.run stress $(LOAD_ARGS)
 
 .PHONY: clean
 clean: ## remove the virtualenv, caches and var/
