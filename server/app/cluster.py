@@ -51,6 +51,10 @@ HOLD_CHECK_S = 1.0
 ENDED_INTERVAL_S = 1.0
 """How often a following process reads which tournaments are over (it unseals them)."""
 MAX_MATCH_ID = 64
+CONCURRENT_REFRESHES = 2
+"""Refreshes reading the store at once: fewer than the store's pool of readers (4), so
+calls' own reads still get a connection when the process is behind; a match waiting its
+turn collects its moves and reads them in one go (refreshes of a match coalesce)."""
 
 
 def director_lock_key(schema: str) -> int:
@@ -143,6 +147,7 @@ class Cluster:
         self.interceptor = ClusterInterceptor(runtime)
         self.refreshes = 0  # matches caught up with another process's moves
         self._busy: set[str] = set()
+        self._reads = asyncio.Semaphore(CONCURRENT_REFRESHES)
         self._again: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._channels: dict[str, grpc.aio.Channel] = {}
@@ -201,7 +206,10 @@ class Cluster:
             while not self._closing:
                 self._again.discard(match_id)
                 try:
-                    if await self.runtime.refresh(match_id):
+                    async with self._reads:
+                        self._again.discard(match_id)  # what waited is read now
+                        moved = await self.runtime.refresh(match_id)
+                    if moved:
                         self.refreshes += 1
                 except Exception:
                     # The store is away, say: the match's own clock or the next call
