@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
+import gc
 import logging
 import signal
 import sys
@@ -23,8 +25,10 @@ import grpc
 import structlog
 
 from speeltafel.sdk.v1 import diagnostics_pb2, diagnostics_pb2_grpc
+from speeltafel.server.app.cluster import Cluster, ClusterInterceptor
 from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.engine.core import GameAny
+from speeltafel.server.rpc.collector import PauseWatch, tune_for_server
 from speeltafel.server.rpc.embed import (
     MATCH_SERVICE,
     MAX_CONCURRENT_RPCS,
@@ -91,6 +95,7 @@ class Running:
     port: int
     embedded: Embedded
     tournaments: TournamentServices | None = None
+    cluster: Cluster | None = None
 
     @property
     def runtime(self) -> MatchRuntime:
@@ -104,6 +109,8 @@ class Running:
         """NOT_SERVING first, then let in-flight calls finish, then close the store."""
         await self.embedded.stopping()
         await self.server.stop(grace)
+        if self.cluster is not None:
+            await self.cluster.close()
         if self.tournaments is not None:
             await self.tournaments.close()
         await self.embedded.close()
@@ -120,6 +127,7 @@ async def start_server(
     limits: LimitsConfig | None = None,
     games: Mapping[str, GameAny] | None = None,
     wires: Mapping[str, GameWire] = WIRES,
+    advertise: str = "",
 ) -> Running:
     """Recover unfinished matches, then serve on ``host:port`` (0: any free port).
 
@@ -132,9 +140,16 @@ async def start_server(
     here for speeltafel alone: its interceptors are server-wide, so every service added to
     it (``embedded.add_service``) passes them."""
     runtime = runtime or MatchRuntime(store, config, games=games)
+    # A shared store (one with a feed of moves: PostgreSQL) makes this process one of a
+    # cluster (speeltafel.server.app.cluster); ``advertise`` is where the others reach it.
+    shared = hasattr(store, "moves")
+    interceptors = speeltafel_interceptors(runtime, limits)
+    if shared:
+        cluster_interceptor = ClusterInterceptor(runtime)
+        interceptors.append(cluster_interceptor)  # inside the seat-token check: runs first
     server = grpc.aio.server(
         # Limits first: a refused call costs no handler work (see rpc/limits.py).
-        interceptors=speeltafel_interceptors(runtime, limits),
+        interceptors=interceptors,
         options=server_options(),
         maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
     )
@@ -148,14 +163,20 @@ async def start_server(
     tournaments = None
     if hasattr(store, "create_tournament"):  # the store keeps tournaments too
         token = limits.organiser_token if limits is not None else ""
-        tournaments = add_tournament_services(embedded, runtime, store, token)
+        tournaments = add_tournament_services(embedded, runtime, store, token, elected=shared)
     await embedded.start()
     if tournaments is not None:
         await tournaments.start()
     bound = server.add_insecure_port(f"{host}:{port}")
     await server.start()
+    cluster = None
+    if shared:
+        reach = host if host not in ("", "0.0.0.0", "::", "[::]") else "127.0.0.1"
+        cluster = Cluster(runtime, store, tournaments, advertise or f"{reach}:{bound}")  # type: ignore[arg-type]
+        cluster.interceptor = cluster_interceptor
+        await cluster.start()
     log.info("serving", host=host, port=bound, games=[g.info.game_id for g in runtime.games()])
-    return Running(server, bound, embedded, tournaments)
+    return Running(server, bound, embedded, tournaments, cluster)
 
 
 def configure_logging(level: str = "info") -> None:
@@ -178,9 +199,13 @@ def configure_logging(level: str = "info") -> None:
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     limits = limits_for_serve(args.host, args.create_policy, args.organiser_token)
-    limits = _with_organiser_token(limits, args)
     store = await open_store(args.store or args.db)
+    # Only once the store opened: a server that refuses its store says so in one line.
+    limits = _with_organiser_token(limits, args)
     config = RuntimeConfig(default_move_clock_ms=args.move_clock_ms)
+    # Recovery builds thousands of long-lived matches: a collection then walks them all,
+    # again and again (a 0.65 s pause measured at 10,000). Off until they are frozen.
+    gc.disable()
     running = await start_server(
         store,
         host=args.host,
@@ -188,18 +213,37 @@ async def serve(args: argparse.Namespace) -> None:
         config=config,
         diagnostics=args.diagnostics,
         limits=limits,
+        advertise=args.advertise,
     )
     if args.port_file:
         # Written once at start-up, before any client can connect: no loop to block yet.
         Path(args.port_file).write_text(f"{running.port}\n")  # noqa: ASYNC240
+    pauses = PauseWatch().install()
+    settled = asyncio.ensure_future(_settle_collector(running))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
+    settled.cancel()
     log.info("stopping", grace_s=args.grace)
     await running.stop(args.grace)
+    # Logged at warning so it shows at every log level: the collector's budget
+    # (docs/performance.md) is checked from this line.
+    log.warning("gc_pauses", **pauses.summary())
     log.info("stopped")
+
+
+async def _settle_collector(running: Running) -> None:
+    """Once recovery is over, freeze what is alive and set the server's GC thresholds
+    (speeltafel.server.rpc.collector); an embedder's process keeps its own GC policy."""
+    try:
+        with contextlib.suppress(Exception):
+            await running.runtime.recovered()
+        frozen = tune_for_server()
+        log.info("gc_tuned", frozen=frozen)
+    finally:
+        gc.enable()
 
 
 def _with_organiser_token(limits: LimitsConfig, args: argparse.Namespace) -> LimitsConfig:
@@ -242,6 +286,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--store",
         help="a shared PostgreSQL store, postgresql://USER@HOST:PORT/DATABASE (several servers"
         " may serve the same matches); replaces --db",
+    )
+    parser.add_argument(
+        "--advertise",
+        default="",
+        help="with --store: HOST:PORT where the other server processes reach this one (they"
+        " relay tournament calls to the process that directs); default the bound address",
     )
     parser.add_argument("--port-file", help="write the bound port to this file once serving")
     parser.add_argument(
