@@ -326,26 +326,72 @@ _STATE_HEADER = {"game": "beverbende", "format": 1}
 
 
 class _Table:
-    """A round's mutable working copy during one ``apply`` (the state stays a value)."""
+    """A round's working copy during one ``apply`` (the state stays a value).
+
+    Copy on write: a move touches one or two of the state's collections, so the rows, the
+    knowledge sets and the public set are copied only when first changed (``row``,
+    ``know``, ``reveal``), the events of this ``apply`` are kept apart from the history,
+    and ``freeze`` passes on every untouched collection as the very tuple it was. Copying
+    and re-sorting all of them on every move was most of Beverbende's cost per move. The
+    state's ``known`` and ``public`` tuples are sorted (the deal makes them so and
+    ``freeze`` keeps them so), which is why an untouched one needs no re-sorting.
+    """
+
+    __slots__ = (
+        "_known",
+        "_revealed",
+        "_rows",
+        "decks",
+        "discard",
+        "draw",
+        "events",
+        "hand",
+        "pending",
+        "s",
+        "shown",
+        "values",
+    )
 
     def __init__(self, state: BeverState) -> None:
         self.s = state
-        self.values = list(state.values)
-        self.rows = [list(row) for row in state.rows]
+        self.values = state.values  # only a reshuffle extends it (a new tuple)
         self.draw = list(state.draw)
         self.discard = list(state.discard)
         self.hand = state.hand
         self.pending = list(state.pending)
-        self.known = [set(k) for k in state.known]
-        self.public = set(state.public)
-        self.history = list(state.history)
         self.decks = state.decks
         self.shown: list[str] = []
+        self.events: list[Event] = []  # appended to the state's history by ``freeze``
+        self._rows: list[list[int]] | None = None
+        self._known: dict[int, set[int]] = {}  # the seats whose knowledge changed
+        self._revealed: set[int] = set()  # tokens made public by this move
+
+    def row(self, seat: int) -> list[int]:
+        """``seat``'s row, writable (all rows are copied at the first write)."""
+        if self._rows is None:
+            self._rows = [list(r) for r in self.s.rows]
+        return self._rows[seat]
+
+    def token(self, seat: int, pos: int) -> int:
+        """The token at (seat, pos) now."""
+        rows = self._rows if self._rows is not None else self.s.rows
+        return rows[seat][pos]
+
+    def know(self, seat: int, token: int) -> None:
+        """``seat`` now knows ``token``."""
+        known = self._known.get(seat)
+        if known is None:
+            known = self._known[seat] = set(self.s.known[seat])
+        known.add(token)
+
+    def reveal(self, token: int) -> None:
+        """Everybody now knows ``token``."""
+        self._revealed.add(token)
 
     def push(self, token: int) -> None:
         """A card face up onto the discard pile."""
         self.discard.append(token)
-        self.public.add(token)
+        self._revealed.add(token)
         self.shown.append(self.values[token])
 
     def pop(self) -> int:
@@ -358,15 +404,16 @@ class _Table:
         cards = [self.values[t] for t in self.discard]
         order, self.decks = self.decks.order("pile", cards)
         first = len(self.values)
-        self.values.extend(order)
+        self.values = (*self.values, *order)
         self.draw = list(range(first, first + len(order)))
         self.discard = []
-        self.history.append(Event(EventKind.RESHUFFLE, shown=tuple(cards)))
+        self.events.append(Event(EventKind.RESHUFFLE, shown=tuple(cards)))
 
     def place(self, seat: int, pos: int, token: int) -> None:
         """``token`` into (seat, pos), the old card face up onto the pile."""
-        old = self.rows[seat][pos]
-        self.rows[seat][pos] = token
+        row = self.row(seat)
+        old = row[pos]
+        row[pos] = token
         self.push(old)
 
     def end_sequence(self) -> None:
@@ -375,20 +422,30 @@ class _Table:
             self.push(self.pending.pop())
 
     def freeze(self, **changes: Any) -> BeverState:
-        base = {
-            "values": tuple(self.values),
-            "rows": tuple(tuple(r) for r in self.rows),
-            "draw": tuple(self.draw),
-            "discard": tuple(self.discard),
-            "hand": self.hand,
-            "pending": tuple(self.pending),
-            "known": tuple(tuple(sorted(k)) for k in self.known),
-            "public": tuple(sorted(self.public)),
-            "history": tuple(self.history),
-            "decks": self.decks,
-        }
-        base.update(changes)
-        return _evolve(self.s, **base)
+        state = self.s
+        known = state.known
+        if self._known:
+            seats = list(known)
+            for seat, tokens in self._known.items():
+                seats[seat] = tuple(sorted(tokens))
+            known = tuple(seats)
+        public = state.public
+        if not self._revealed.issubset(public):
+            public = tuple(sorted(self._revealed.union(public)))
+        return _evolve(
+            state,
+            values=self.values,
+            rows=state.rows if self._rows is None else tuple(tuple(r) for r in self._rows),
+            draw=tuple(self.draw),
+            discard=tuple(self.discard),
+            hand=self.hand,
+            pending=tuple(self.pending),
+            known=known,
+            public=public,
+            history=(*state.history, *self.events) if self.events else state.history,
+            decks=self.decks,
+            **changes,
+        )
 
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
@@ -460,18 +517,34 @@ def knows(state: BeverState, viewer: int | None, owner: int, pos: int) -> bool:
     return viewer is not None and 0 <= viewer < state.players and token in state.known[viewer]
 
 
-def _use_actions(card: str, seat: int, players: int) -> list[BeverAction]:
-    if card == PEEK:
-        return [peek(p) for p in POSITIONS]
-    if card == SWAP:
-        return [
-            swap(own, other, op)
-            for own in POSITIONS
-            for other in range(players)
-            if other != seat
-            for op in POSITIONS
-        ]
-    return [USE_DRAW_TWICE]
+def _use_actions(card: str, seat: int, players: int) -> tuple[BeverAction, ...]:
+    """The uses of a drawn special card, remembered per (card, seat, players): the answer
+    depends on nothing else, and building the nine to 27 swap actions was a large part of
+    ``legal_actions``."""
+    key = (card, seat, players)
+    uses = _USES.get(key)
+    if uses is None:
+        if card == PEEK:
+            uses = tuple(peek(p) for p in POSITIONS)
+        elif card == SWAP:
+            uses = tuple(
+                swap(own, other, op)
+                for own in POSITIONS
+                for other in range(players)
+                if other != seat
+                for op in POSITIONS
+            )
+        else:
+            uses = (USE_DRAW_TWICE,)
+        _USES[key] = uses
+    return uses
+
+
+_USES: dict[tuple[str, int, int], tuple[BeverAction, ...]] = {}  # bounded: cards x seats
+# The position actions, built once (legal_actions hands out these very values).
+_TAKE_DISCARD = tuple(take_discard(p) for p in POSITIONS)
+_SWAP_DRAWN = tuple(swap_drawn(p) for p in POSITIONS)
+_KEEP = tuple(keep(p) for p in POSITIONS)
 
 
 class Beverbende:
@@ -566,18 +639,16 @@ class Beverbende:
             return ()
         phase = state.phase
         if phase is Phase.TURN_START:
-            out = [DRAW]
-            if state.discard and is_number(state.values[state.discard[-1]]):
-                out.extend(take_discard(p) for p in POSITIONS)
-            return tuple(out)
+            if state.discard and state.values[state.discard[-1]] in NUMBERS:
+                return (DRAW, *_TAKE_DISCARD)
+            return (DRAW,)
         if phase is Phase.KNOCK_DECISION:
             return (KNOCK, NO_KNOCK)
         card = state.values[state.hand]
         if phase is Phase.DRAW_TWICE_1:
-            return (*(keep(p) for p in POSITIONS), REJECT) if is_number(card) else (REJECT,)
-        if is_number(card):
-            moves = [swap_drawn(p) for p in POSITIONS]
-            return tuple(moves) if phase is Phase.DRAW_TWICE_2 else (DISCARD, *moves)
+            return (*_KEEP, REJECT) if card in NUMBERS else (REJECT,)
+        if card in NUMBERS:
+            return _SWAP_DRAWN if phase is Phase.DRAW_TWICE_2 else (DISCARD, *_SWAP_DRAWN)
         return (DISCARD, *_use_actions(card, seat, state.players))
 
     def default_action(self, state: BeverState, seat: int) -> BeverAction:
@@ -664,13 +735,12 @@ class Beverbende:
 
     def _play(self, state: BeverState, seat: int, action: BeverAction) -> BeverState:
         t = _Table(state)
-        at = len(t.history)
         kind = action.kind
         phase = state.phase
         next_phase = Phase.KNOCK_DECISION  # after a completed action
         if kind is ActionKind.DRAW_DECK:
             t.hand = t.pop()
-            t.known[seat].add(t.hand)
+            t.know(seat, t.hand)
             next_phase = Phase.DRAWN
         elif kind is ActionKind.TAKE_DISCARD:
             t.place(seat, action.pos, t.discard.pop())
@@ -681,29 +751,26 @@ class Beverbende:
             t.place(seat, action.pos, t.hand)
             t.end_sequence()
         elif kind is ActionKind.PEEK:
-            t.known[seat].add(t.rows[seat][action.pos])
+            t.know(seat, t.token(seat, action.pos))
             t.push(t.hand)
             t.end_sequence()
         elif kind is ActionKind.SWAP:
-            rows = t.rows
-            rows[seat][action.pos], rows[action.other][action.other_pos] = (
-                rows[action.other][action.other_pos],
-                rows[seat][action.pos],
-            )
+            own, other = t.row(seat), t.row(action.other)
+            own[action.pos], other[action.other_pos] = other[action.other_pos], own[action.pos]
             t.push(t.hand)
             t.end_sequence()
         elif kind is ActionKind.DRAW_TWICE:
-            t.public.add(t.hand)
+            t.reveal(t.hand)
             t.pending.append(t.hand)
             t.hand = t.pop()
-            t.known[seat].add(t.hand)
+            t.know(seat, t.hand)
             next_phase = Phase.DRAW_TWICE_1
         elif kind is ActionKind.REJECT:
             t.push(t.hand)
             t.hand = t.pop()
-            t.known[seat].add(t.hand)
+            t.know(seat, t.hand)
             next_phase = Phase.DRAW_TWICE_2
-        t.history.insert(at, Event(EventKind.ACTION, seat, action, shown=tuple(t.shown)))
+        t.events.insert(0, Event(EventKind.ACTION, seat, action, shown=tuple(t.shown)))
         knocker = seat if kind is ActionKind.KNOCK else state.knocker
         if phase is Phase.KNOCK_DECISION:
             return self._end_turn(t, knocker)
@@ -735,16 +802,19 @@ class Beverbende:
         for k in range(players):
             seat = (first + k) % players
             for pos in POSITIONS:
-                while not is_number(t.values[t.rows[seat][pos]]):
-                    old = t.rows[seat][pos]
+                while not is_number(t.values[t.token(seat, pos)]):
+                    old = t.token(seat, pos)
                     t.discard.append(old)
                     new = t.pop()
-                    t.rows[seat][pos] = new
+                    t.row(seat)[pos] = new
                     shown = (t.values[old], t.values[new])
-                    t.history.append(Event(EventKind.REPLACE, seat, None, pos, shown))
-        final = tuple(tuple(t.values[tok] for tok in row) for row in t.rows)
+                    t.events.append(Event(EventKind.REPLACE, seat, None, pos, shown))
+        rows = [[t.token(seat, pos) for pos in POSITIONS] for seat in range(players)]
+        final = tuple(tuple(t.values[tok] for tok in row) for row in rows)
         scores = tuple(sum(int(card) for card in row) for row in final)
-        t.public.update(tok for row in t.rows for tok in row)
+        for row in rows:
+            for tok in row:
+                t.reveal(tok)
         common = _common(state)
         common["round_scores"] = (*state.round_scores, scores)
         common["last_rows"] = final
