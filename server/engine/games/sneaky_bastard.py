@@ -162,6 +162,12 @@ class Card:
     def __str__(self) -> str:
         return f"{self.kind.value}:{self.value}"
 
+    def __hash__(self) -> int:
+        """Equal cards hash equal, without the enum's own ``__hash__`` (a Python-level call
+        per card, which made hashing a hand most of ``legal_actions``). No result depends on
+        the hash: the enum's hashed a name string, which differs between processes."""
+        return self.value if self.kind is CardKind.MONEY else -1 - self.value
+
 
 def card_key(card: Card) -> tuple[int, int]:
     """The stable order of cards: money before houses, each ascending."""
@@ -175,7 +181,7 @@ def sort_cards(cards: Sequence[Card]) -> tuple[Card, ...]:
 
 def total(cards: Sequence[Card]) -> int:
     """The value of a group of cards."""
-    return sum(card.value for card in cards)
+    return sum([card.value for card in cards])
 
 
 def money_total(cards: Sequence[Card]) -> int:
@@ -244,6 +250,18 @@ def add(card: Card) -> SneakyBastardAction:
     return SneakyBastardAction(ActionKind.ADD, card)
 
 
+_ADD_OF: dict[Card, SneakyBastardAction] = {}  # one add action per card value, built once
+
+
+def _add_of(card: Card) -> SneakyBastardAction:
+    """``add(card)``, kept for the next hand that holds an equal card (a game knows a few
+    dozen card values; cleared if ever it holds thousands)."""
+    if len(_ADD_OF) >= _ADDS_KEPT:
+        _ADD_OF.clear()
+    action = _ADD_OF[card] = add(card)
+    return action
+
+
 _ADDS: dict[int, tuple[tuple[Card, ...], tuple[SneakyBastardAction, ...]]] = {}
 _ADDS_KEPT = 4096  # hands remembered; cleared when full
 
@@ -258,7 +276,7 @@ def _adds(hand: tuple[Card, ...]) -> tuple[SneakyBastardAction, ...]:
     kept = _ADDS.get(id(hand))
     if kept is not None and kept[0] is hand:
         return kept[1]
-    adds = tuple([add(card) for card in dict.fromkeys(hand)])
+    adds = tuple([_ADD_OF.get(card) or _add_of(card) for card in dict.fromkeys(hand)])
     if len(_ADDS) >= _ADDS_KEPT:
         _ADDS.clear()
     _ADDS[id(hand)] = (hand, adds)
