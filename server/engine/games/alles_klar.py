@@ -137,13 +137,20 @@ _ORDER = {card: i for i, card in enumerate(ALL_CARDS)}
 
 
 def card_number(card: str) -> int:
-    """The Arabic number of a card."""
-    return int(card.partition("-")[2])
+    """The Arabic number of a card (looked up for the game's own cards: parsing the text
+    on every call was a large part of a move)."""
+    number = _NUMBER.get(card)
+    return number if number is not None else int(card.partition("-")[2])
 
 
 def card_set(card: str) -> str:
     """The set of a card (``P``, ``S1``..``S5``, ``W``)."""
-    return card.partition("-")[0]
+    kind = _SET.get(card)
+    return kind if kind is not None else card.partition("-")[0]
+
+
+_NUMBER = {card: int(card.partition("-")[2]) for card in ALL_CARDS}
+_SET = {card: card.partition("-")[0] for card in ALL_CARDS}
 
 
 def numerals_of(numerals: Sequence[int], card: str) -> tuple[int, ...]:
@@ -382,12 +389,18 @@ class AllesKlar:
         first."""
         if state.phase is Phase.OVER or seat != state.turn:
             return ()
+        plays = _plays(state.numerals)
         out: list[AllesAction] = []
         for card in state.hands[seat]:
-            if card_set(card) == "W":
-                out.extend(AllesAction(card, x) for x in sorted(numerals_of(state.numerals, card)))
-            else:
-                out.append(AllesAction(card))
+            of_card = plays.get(card)
+            if of_card is None:
+                if card_set(card) == "W":
+                    numerals = sorted(numerals_of(state.numerals, card))
+                    of_card = tuple(AllesAction(card, x) for x in numerals)
+                else:
+                    of_card = (AllesAction(card),)
+                plays[card] = of_card
+            out.extend(of_card)
         return tuple(out)
 
     def default_action(self, state: AllesState, seat: int) -> AllesAction:
@@ -596,6 +609,25 @@ class AllesKlar:
         return len(ALL_CARDS)
 
 
+_PLAYS: dict[int, tuple[Sequence[int], dict[str, tuple[AllesAction, ...]]]] = {}
+_PLAYS_KEPT = 4096  # numerals options remembered; cleared when full
+
+
+def _plays(numerals: Sequence[int]) -> dict[str, tuple[AllesAction, ...]]:
+    """The actions playing each card under ``numerals``, filled in as cards are asked for.
+
+    Kept by the numerals tuple's identity (every state of a match shares it; the entry
+    holds it, so the identity stays its own): a card's actions depend on nothing else, and
+    building them anew was most of ``legal_actions``.
+    """
+    kept = _PLAYS.get(id(numerals))
+    if kept is None or kept[0] is not numerals:
+        if len(_PLAYS) >= _PLAYS_KEPT:
+            _PLAYS.clear()
+        kept = _PLAYS[id(numerals)] = (numerals, {})
+    return kept[1]
+
+
 def _is_w(card: str) -> bool:
     return card_set(card) == "W"
 
@@ -643,16 +675,22 @@ def _play(state: AllesState, seat: int, action: AllesAction) -> AllesState:
     printed = numerals_of(state.numerals, card)
     numeral = action.numeral if _is_w(card) else (printed[0] if printed else 0)
     turned_card = ""
-    for p, showing in zip(state.trick, face_up(state.trick), strict=True):
-        if showing and card_number(p.card) == number:
-            turned_card = p.card
+    if state.trick:
+        for p, showing in zip(state.trick, face_up(state.trick), strict=True):
+            if showing and _NUMBER[p.card] == number:
+                turned_card = p.card
     ranks = list(state.ranks_up)
     turned_rank = 0
     if numeral and ranks[numeral - 1]:
         ranks[numeral - 1] = False
         turned_rank = numeral
     hands = list(state.hands)
-    hands[seat] = tuple(c for c in hands[seat] if c != card)
+    hand = hands[seat]
+    if hand.count(card) == 1:  # always, in practice: a slice instead of a filter
+        at = hand.index(card)
+        hands[seat] = hand[:at] + hand[at + 1 :]
+    else:
+        hands[seat] = tuple(c for c in hand if c != card)
     drawn = list(state.drawn)
     stock = state.stock
     drew = bool(stock)
@@ -672,12 +710,13 @@ def _play(state: AllesState, seat: int, action: AllesAction) -> AllesState:
         ranks_up=tuple(ranks),
         last_trick=last_trick,
     )
-    up = [r + 1 for r in range(RANKS) if ranks[r]]
-    if len(up) == 1:
+    ups = ranks.count(True)  # the ranks still face up
+    if ups == 1:
+        position = ranks.index(True) + 1
         order = ranking(trick)
-        if len(order) >= up[0]:
-            return _finish(state, Result.WON, order[up[0] - 1].seat)
-    if not up:
+        if len(order) >= position:
+            return _finish(state, Result.WON, order[position - 1].seat)
+    if not ups:
         return _finish(state, Result.BLIND, seat)
     for step in range(1, state.players + 1):
         nxt = (seat + step) % state.players
