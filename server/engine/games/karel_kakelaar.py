@@ -108,7 +108,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
@@ -433,6 +433,33 @@ def known_hands(observation: KarelObservation) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+_TO_ACT_LAST: list[tuple[Any, tuple[int, ...]]] = [(None, ())]  # swapped whole (threads)
+
+
+def _to_act(state: KarelState) -> tuple[int, ...]:
+    """:meth:`KarelKakelaar.to_act` computed."""
+    if state.phase is Phase.BID:
+        # A hand with something to bid is one that is not all mother hens.
+        hands = state.hands
+        return tuple(
+            [
+                s
+                for s, bid in enumerate(state.bids)
+                if bid is None and not _HENS.issuperset(hands[s])
+            ]
+        )
+    if state.phase is Phase.MOTHER_HEN:
+        hands, discards = state.hands, state.discards
+        return tuple(
+            [
+                s
+                for s, decision in enumerate(state.decisions)
+                if decision is None and _eligible(hands[s], discards[s])
+            ]
+        )
+    return ()
+
+
 class KarelKakelaar:
     """The Karel Kakelaar rules (see the module docstring)."""
 
@@ -550,27 +577,18 @@ class KarelKakelaar:
     # ------------------------------------------------------------------ queries
 
     def to_act(self, state: KarelState) -> tuple[int, ...]:
-        """Players still to bid (with a card to bid), or still to decide about a hen."""
-        if state.phase is Phase.BID:
-            # A hand with something to bid is one that is not all mother hens.
-            hands = state.hands
-            return tuple(
-                [
-                    s
-                    for s, bid in enumerate(state.bids)
-                    if bid is None and not _HENS.issuperset(hands[s])
-                ]
-            )
-        if state.phase is Phase.MOTHER_HEN:
-            hands, discards = state.hands, state.discards
-            return tuple(
-                [
-                    s
-                    for s, decision in enumerate(state.decisions)
-                    if decision is None and _eligible(hands[s], discards[s])
-                ]
-            )
-        return ()
+        """Players still to bid (with a card to bid), or still to decide about a hen.
+
+        The last answer is remembered by the state's identity (states are values; the
+        entry holds the state, so its identity is not reused): ``apply`` asks it of the
+        state it returns, and the caller asks again of that same state.
+        """
+        last = _TO_ACT_LAST[0]
+        if last[0] is state:
+            return last[1]
+        seats = _to_act(state)
+        _TO_ACT_LAST[0] = (state, seats)
+        return seats
 
     @remember_last
     def legal_actions(self, state: KarelState, seat: int) -> tuple[KarelAction, ...]:
