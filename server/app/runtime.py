@@ -270,6 +270,11 @@ class MatchRuntime:
         self._recovery: asyncio.Future[int] | None = None
         self._recovery_now = 0
         self._read: dict[str, MatchLog] = {}  # the bulk read, while it is being resumed
+        self.deadline_listeners: list[Callable[[Match, int | None], None]] = []
+        """Called with a match and the deadline (ms) its timer was armed for, or None once
+        it has none (finished): the cluster's record of deadlines, so that another process
+        can play a default when this one dies (``speeltafel.server.app.cluster``). Retries
+        after failures are not reported. They must not block or raise."""
         self.seal: Callable[[Match], bool] | None = None
         """Whether a match's record (and its spectators' view) is withheld for now: the
         tournament director seals the matches of a duplicate set until the set has ended."""
@@ -1049,18 +1054,44 @@ class MatchRuntime:
         if match.failures:
             delay = backoff_s(match.failures)
         elif match.status == "waiting":
+            self._report_deadline(match, self._join_deadline(match))
             delay = max(0.0, (self._join_deadline(match) - now) / 1000)
         elif match.status == "running":
             deadlines = [match.deadline(s) for s in match.to_act()]
+            self._report_deadline(match, min(deadlines) if deadlines else None)
             if not deadlines:
                 return
             delay = max(0.0, (min(deadlines) - now) / 1000)
         elif match.finished is None:
             delay = backoff_s(1)
         else:
+            self._report_deadline(match, None)
             return
         loop = asyncio.get_running_loop()
         match.timer = loop.call_later(delay, self._on_deadline, match.id)
+
+    def _report_deadline(self, match: Match, deadline_ms: int | None) -> None:
+        for listener in self.deadline_listeners:
+            try:
+                listener(match, deadline_ms)
+            except Exception:
+                log.exception("deadline_listener_failed", match_id=match.id)
+
+    async def run_clock(self, match_id: str) -> None:
+        """Run a match's clock now: the cluster's sweeper claimed its overdue deadline,
+        perhaps because the process that held it died.
+
+        The match is loaded (when this process does not hold it) or caught up with the log
+        (when it does), then its clock runs as if its own timer had fired: an overdue seat
+        gets its default move with the fixed request id (``clock_request_id``), so a second
+        claimer, or this process's own timer racing the claim, stores nothing twice; a
+        deadline that has moved on meanwhile plays nothing. Raises what loading raises
+        (MatchNotFound, StoreUnavailable)."""
+        if match_id in self.matches:
+            await self.refresh(match_id)
+        else:
+            await self.get(match_id)
+        await self._expire(match_id)
 
     def _on_deadline(self, match_id: str) -> None:
         if self._closing:
@@ -1103,7 +1134,10 @@ class MatchRuntime:
                 await self._end(match, "expired")
             return
         limit = self.config.abandon_after_periods
-        while match.status == "running" and not self._closing:
+        # A default found stored already (another process of a shared log played it)
+        # replaces ``match`` by a replay, which runs its own clock: this object is done.
+        # Without that check the loop played the same stored default forever.
+        while match.status == "running" and not self._closing and not match.replaced:
             if (limit and match.idle_periods >= limit) or match.forfeit_due:
                 break
             now = self.clock.now_ms()
@@ -1121,6 +1155,8 @@ class MatchRuntime:
                 clock_request_id(match.version, match.deadline(seat)),
                 clock_default=True,
             )
+        if match.replaced:
+            return
         if match.status == "running" and match.forfeit_due:
             await self._end(match, "forfeit")
         elif limit and match.status == "running" and match.idle_periods >= limit:
