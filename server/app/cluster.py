@@ -19,6 +19,19 @@ must run once:
   play the same default move with the same request id (``clock_request_id`` of the version
   and deadline), so the log stores it once: the second append is a duplicate (same seat,
   same request id) or a conflict (the seq moved), never a second row.
+- **Deadlines nobody holds** (:meth:`Cluster._sweep`). Every process records, for each
+  match it holds, the deadline its timer is armed for (``runtime.deadline_listeners``),
+  coalesced per match and written every :data:`DEADLINE_FLUSH_S` as one statement in the
+  store's ``deadlines`` table (a row moves only forward by seq, so processes at different
+  versions of a match cannot set it back). Every :data:`SWEEP_INTERVAL_S` each process
+  claims deadlines overdue by :data:`CLAIM_GRACE_MS` with ``FOR UPDATE SKIP LOCKED`` and a
+  lease of :data:`CLAIM_LEASE_MS`, and runs those matches' clocks
+  (``runtime.run_clock``: loading the match if it does not hold it). The grace leaves the
+  holder's own timer the first go, so in a healthy cluster sweeps find nothing; when the
+  holder died, the match's default is played within about the grace plus one sweep of its
+  deadline. Exactly one default per expiry: the claim is disjoint, and the default's fixed
+  request id makes any racing attempt (the holder's timer, a claim after a lease ran out)
+  a duplicate or a conflict, never a second row.
 - **One tournament director** (:meth:`Cluster._elect`): the process holding a
   session-level advisory lock on a dedicated connection directs, and writes its address to
   the store's ``director`` row so the others relay tournament and lobby calls to it. The
@@ -33,12 +46,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
 import structlog
 
+from speeltafel.server.app.match import Match
 from speeltafel.server.app.runtime import MatchRuntime, token_hash
 
 log = structlog.get_logger("speeltafel.cluster")
@@ -50,6 +64,17 @@ HOLD_CHECK_S = 1.0
 """How often the director checks that its lock's connection is alive."""
 ENDED_INTERVAL_S = 1.0
 """How often a following process reads which tournaments are over (it unseals them)."""
+SWEEP_INTERVAL_S = 0.5
+"""How often a process claims overdue deadlines."""
+CLAIM_GRACE_MS = 1_000
+"""How long past a deadline before any process claims it: the holder's own timer plays
+first (no claim traffic while every holder lives); a holder that died is replaced this
+much late, plus up to one sweep."""
+CLAIM_LEASE_MS = 5_000
+"""How long a claim keeps others off: a claimer that dies before playing is taken over by
+another process after this."""
+DEADLINE_FLUSH_S = 0.1
+"""How often recorded deadlines are written (coalesced: one row a match, one statement)."""
 MAX_MATCH_ID = 64
 CONCURRENT_REFRESHES = 2
 """Refreshes reading the store at once: fewer than the store's pool of readers (4), so
@@ -76,6 +101,12 @@ class SharedStore(Protocol):
     async def set_director(self, address: str, origin: str) -> None: ...
 
     async def director(self) -> tuple[str, str] | None: ...
+
+    async def set_deadlines(self, entries: Sequence[tuple[str, int, int | None]]) -> None: ...
+
+    async def claim_overdue(
+        self, now_ms: int, *, grace_ms: int, lease_ms: int, limit: int = 16
+    ) -> list[tuple[str, int, int]]: ...
 
 
 class Directing(Protocol):
@@ -155,6 +186,9 @@ class Cluster:
         self._closing = False
         self.elected = asyncio.Event()
         """Set while this process directs."""
+        self.claimed = 0  # overdue deadlines this process claimed (and ran the clock of)
+        self._deadlines: dict[str, tuple[int, int | None]] = {}  # recorded, not yet written
+        self._flushed = asyncio.Event()
 
     async def start(self) -> None:
         """Follow the other processes' moves; run for director (with tournaments)."""
@@ -163,6 +197,13 @@ class Cluster:
         # What moved between the runtime's recovery and the feed's start: catch up once.
         for match_id in list(self.runtime.matches):
             self._poke(match_id)
+        self.runtime.deadline_listeners.append(self._record_deadline)
+        for match in list(self.runtime.matches.values()):  # armed before the listener
+            if match.finished is None and match.status == "running":
+                due = [match.deadline(s) for s in match.to_act()]
+                self._record_deadline(match, min(due) if due else None)
+        self._spawn(self._write_deadlines())
+        self._spawn(self._sweep())
         if self.tournaments is not None:
             self.tournaments.remote = self._remote
             self._spawn(self._elect())
@@ -219,6 +260,64 @@ class Cluster:
                     return
         finally:
             self._busy.discard(match_id)
+
+    # ------------------------------------------------------------------ deadlines
+
+    def _record_deadline(self, match: Match, deadline_ms: int | None) -> None:
+        if deadline_ms == 0:
+            deadline_ms = None  # no seat on a clock: nothing to claim
+        self._deadlines[match.id] = (match.version, deadline_ms)
+        self._flushed.set()
+
+    async def _write_deadlines(self) -> None:
+        """Write what was recorded, coalesced, every :data:`DEADLINE_FLUSH_S`. A failed
+        write (the store away) is kept and tried again, unless newer entries replaced it."""
+        while True:
+            await self._flushed.wait()
+            self._flushed.clear()
+            entries, self._deadlines = self._deadlines, {}
+            try:
+                await self.store.set_deadlines(
+                    [(match_id, seq, due) for match_id, (seq, due) in entries.items()]
+                )
+            except Exception:
+                log.warning("deadlines_not_written", matches=len(entries), exc_info=True)
+                for match_id, entry in entries.items():
+                    self._deadlines.setdefault(match_id, entry)
+                self._flushed.set()
+            await asyncio.sleep(DEADLINE_FLUSH_S)
+
+    async def _sweep(self) -> None:
+        """Claim overdue deadlines and run those matches' clocks (see the module docstring)."""
+        while True:
+            await asyncio.sleep(SWEEP_INTERVAL_S)
+            try:
+                claimed = await self.store.claim_overdue(
+                    self.runtime.clock.now_ms(),
+                    grace_ms=CLAIM_GRACE_MS,
+                    lease_ms=CLAIM_LEASE_MS,
+                )
+            except Exception:
+                log.warning("claim_failed", exc_info=True)
+                continue
+            for match_id, seq, deadline_ms in claimed:
+                self.claimed += 1
+                log.info("deadline_claimed", match_id=match_id, seq=seq, deadline_ms=deadline_ms)
+                self._spawn(self._run_claimed(match_id))
+
+    async def _run_claimed(self, match_id: str) -> None:
+        try:
+            await self.runtime.run_clock(match_id)
+        except Exception:
+            # An unknown match (none to run) or the store away: the lease runs out and a
+            # sweep (here or elsewhere) claims it again.
+            log.warning("claimed_clock_failed", match_id=match_id, exc_info=True)
+            return
+        match = self.runtime.matches.get(match_id)
+        if match is not None and match.finished is not None:
+            # Loaded finished (its holder ended it but died before writing the deadline
+            # off): nothing armed, so say it here, or the row would be claimed forever.
+            self._record_deadline(match, None)
 
     # ------------------------------------------------------------------ the director
 

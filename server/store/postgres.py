@@ -49,7 +49,7 @@ import json
 import random
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -75,11 +75,13 @@ from speeltafel.server.store.base import (
     TournamentRow,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The newest version this code writes. 1: matches, seats, actions, heartbeat. 2: a match's
 time bank, forfeit policy and deal description (as SQLite's schema 4), and tournaments:
 ``bots``, ``tournaments``, ``tournament_fixtures`` (the TournamentStore), and ``director``
-(which process directs the tournaments now, see ``speeltafel.server.app.cluster``)."""
+(which process directs the tournaments now, see ``speeltafel.server.app.cluster``).
+3: ``deadlines``, each unfinished match's next timed event, claimed by the cluster's
+sweepers (:meth:`PostgresStore.claim_overdue`)."""
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1: the log. The same columns as SQLite's schema 3; options and presets are JSON
@@ -169,6 +171,18 @@ MIGRATIONS: tuple[str, ...] = (
         origin      text NOT NULL,
         since_ms    bigint NOT NULL
     );
+    """,
+    # 2 -> 3: deadlines. One row a match: the seq (the match's version) the deadline was
+    # computed at, the deadline (NULL once the match has none: finished), and the claim.
+    """
+    CREATE TABLE deadlines (
+        match_id         text PRIMARY KEY,
+        seq              integer NOT NULL,
+        deadline_ms      bigint,
+        claimed_by       text NOT NULL DEFAULT '',
+        claimed_until_ms bigint NOT NULL DEFAULT 0
+    );
+    CREATE INDEX deadlines_due ON deadlines (deadline_ms) WHERE deadline_ms IS NOT NULL;
     """,
 )
 """``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
@@ -898,6 +912,81 @@ class PostgresStore:
             cursor = await conn.execute("SELECT address, origin FROM director WHERE id = 1")
             row = await cursor.fetchone()
             return None if row is None else (str(row[0]), str(row[1]))
+
+        return await self._read(read)
+
+    # ------------------------------------------------------------------ deadlines
+    # What lets another process play a default move for a match whose holder died
+    # (``speeltafel.server.app.cluster``): every process holding a match records the
+    # deadline its timer is armed for; every process sweeps for overdue ones.
+
+    async def set_deadlines(self, entries: Sequence[tuple[str, int, int | None]]) -> None:
+        """Record ``(match_id, seq, deadline_ms)`` for each match: the deadline computed at
+        version ``seq``, or None once the match has none (it finished).
+
+        Several processes hold the same match at different versions, so a row only moves
+        forward: a higher seq replaces it (and clears its claim: a new deadline is claimed
+        afresh); the same seq replaces only a different, non-NULL deadline (a match that
+        started at the version its join deadline was written at); an older seq, or any
+        write over NULL at the same seq, changes nothing. One statement for all entries,
+        through the writer, sorted by match id (the batch's lock order); the writer runs it
+        in the batch that holds the appends that moved these matches, or in the next one."""
+        if not entries:
+            return
+        latest: dict[str, tuple[int, int | None]] = {}
+        for match_id, seq, deadline in entries:
+            if match_id not in latest or seq >= latest[match_id][0]:
+                latest[match_id] = (seq, deadline)
+        ids = sorted(latest)
+        await self._write(
+            ("~deadlines", 0, 0),
+            "INSERT INTO deadlines (match_id, seq, deadline_ms)"
+            " SELECT * FROM unnest(%s::text[], %s::integer[], %s::bigint[])"
+            " ON CONFLICT (match_id) DO UPDATE SET seq = excluded.seq,"
+            " deadline_ms = excluded.deadline_ms, claimed_by = '', claimed_until_ms = 0"
+            " WHERE excluded.seq > deadlines.seq OR (excluded.seq = deadlines.seq"
+            " AND deadlines.deadline_ms IS NOT NULL"
+            " AND excluded.deadline_ms IS DISTINCT FROM deadlines.deadline_ms)",
+            (ids, [latest[i][0] for i in ids], [latest[i][1] for i in ids]),
+        )
+
+    async def claim_overdue(
+        self, now_ms: int, *, grace_ms: int, lease_ms: int, limit: int = 16
+    ) -> list[tuple[str, int, int]]:
+        """Claim up to ``limit`` deadlines passed by at least ``grace_ms`` whose lease ran
+        out, for ``lease_ms``: ``[(match_id, seq, deadline_ms)]``, oldest first.
+
+        ``FOR UPDATE SKIP LOCKED``: sweepers running at once take disjoint rows without
+        waiting for each other; the lease hands a claim to another process when the claimer
+        dies before it plays. One autocommitted statement on a reader connection, so the
+        row locks last only for the statement, never while the move is played."""
+
+        async def run(conn: Conn) -> list[tuple[str, int, int]]:
+            cursor = await conn.execute(
+                "WITH due AS (SELECT match_id FROM deadlines"
+                " WHERE deadline_ms IS NOT NULL AND deadline_ms <= %s"
+                " AND claimed_until_ms < %s ORDER BY deadline_ms LIMIT %s"
+                " FOR UPDATE SKIP LOCKED)"
+                " UPDATE deadlines d SET claimed_by = %s, claimed_until_ms = %s"
+                " FROM due WHERE d.match_id = due.match_id"
+                " RETURNING d.match_id, d.seq, d.deadline_ms",
+                (now_ms - grace_ms, now_ms, limit, self.origin, now_ms + lease_ms),
+            )
+            rows = await cursor.fetchall()
+            return sorted(((str(r[0]), int(r[1]), int(r[2])) for r in rows), key=lambda r: r[2])
+
+        return await self._read(run)
+
+    async def deadline(self, match_id: str) -> tuple[int, int | None, str] | None:
+        """``(seq, deadline_ms, claimed_by)`` of a match's deadline row, or None (tests)."""
+
+        async def read(conn: Conn) -> tuple[int, int | None, str] | None:
+            cursor = await conn.execute(
+                "SELECT seq, deadline_ms, claimed_by FROM deadlines WHERE match_id = %s",
+                (match_id,),
+            )
+            row = await cursor.fetchone()
+            return None if row is None else (int(row[0]), row[1], str(row[2]))
 
         return await self._read(read)
 

@@ -6,6 +6,9 @@
   match works (it loads the match to check the token).
 - Clocks: both processes hold a match whose clock runs out with nobody acting; both fire
   (their logs say so), and the log has exactly one default move per seat and expiry.
+- Deadlines nobody holds: the only process holding a match is SIGKILLed while a seat's
+  clock runs; another process, which never heard of the match, claims the overdue deadline
+  and plays the default within seconds, exactly once, then runs the match's clock on.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -120,6 +124,66 @@ async def test_two_processes_holding_a_match_play_one_default_per_expiry(
         return sum(1 for line in lines if "clock_expired" in line and match_id in line)
 
     assert fired(a) > 0 and fired(b) > 0, "one process never ran the clock"
+
+
+async def test_a_match_whose_holder_died_gets_its_default_from_another_process(
+    servers: Spawn, postgres_url: str
+) -> None:
+    from speeltafel.server.app.cluster import CLAIM_GRACE_MS, SWEEP_INTERVAL_S
+
+    a, b = servers("a"), servers("b")
+    await asyncio.gather(a.start_async(START_TIMEOUT_S), b.start_async(START_TIMEOUT_S))
+    store = await _store(postgres_url)
+    try:
+        async with AsyncClient(a.target) as on_a:
+            created = await on_a.create_match("take5", 2, {"deals": "1"}, move_clock_ms=1500)
+            match_id = created.match_id
+            await on_a.join(match_id, 0)
+            await on_a.join(match_id, 1)
+        # a records the running match's move deadline (within its 0.1 s flush; the join
+        # deadline it recorded while the match waited is much later); then it dies
+        # with the seats' clocks running. Nobody calls b about the match.
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 10
+        soon_ms = int(time.time() * 1000) + 5_000  # the move deadline, not the join one
+        while (row := await store.deadline(match_id)) is None or not (row[1] or soon_ms) < soon_ms:
+            assert loop.time() < until, "a never recorded the deadline"
+            await asyncio.sleep(0.05)
+        deadline_ms = row[1]
+        a.kill()
+        # b claims the deadline after the grace and plays the default; with nobody acting
+        # it then runs the clock on itself: three periods, then the match is abandoned.
+        until = loop.time() + 40
+        while (log := await store.load(match_id)) is None or log.finished is None:
+            if loop.time() > until:
+                row = await store.deadline(match_id)
+                now_ms = int(time.time() * 1000)
+                raise AssertionError(f"nobody finished the match: {row}, now {now_ms}")
+            await asyncio.sleep(0.2)
+    finally:
+        await store.close()
+    assert log.finished.termination == "abandoned"
+    assert all(r.clock_default for r in log.actions)
+    assert [r.seq for r in log.actions] == list(range(1, len(log.actions) + 1))
+    expiries = Counter((r.seat, clock_deadline(r.request_id)) for r in log.actions)
+    assert max(expiries.values()) == 1, expiries  # exactly one default per seat and expiry
+    first = log.actions[0]
+    assert clock_deadline(first.request_id) == deadline_ms
+    # Within seconds: the grace, a sweep, and a load (on a busy machine: some slack).
+    late_ms = first.server_ms - deadline_ms
+    assert CLAIM_GRACE_MS <= late_ms <= CLAIM_GRACE_MS + SWEEP_INTERVAL_S * 1000 + 2_500
+    lines = b.log_path.read_text().splitlines()
+    assert any("deadline_claimed" in line and match_id in line for line in lines)
+    assert any("clock_expired" in line and match_id in line for line in lines)
+    # b wrote the deadline off when the match ended: no sweep claims it again.
+    store = await _store(postgres_url)
+    try:
+        until = asyncio.get_running_loop().time() + 5
+        while (row := await store.deadline(match_id)) is None or row[1] is not None:
+            assert asyncio.get_running_loop().time() < until, row
+            await asyncio.sleep(0.1)
+    finally:
+        await store.close()
 
 
 @pytest.fixture(autouse=True)
