@@ -12,11 +12,25 @@ deadline of ``attempt_timeout`` seconds (default: none). A retry of a request th
 arrive gets the stored answer (``duplicate``), never a second match or seat. A call refused
 for its rate (RESOURCE_EXHAUSTED with a ``google.rpc.RetryInfo``) is sent again after the
 delay the server asked for, up to :data:`RATE_LIMITED_RETRIES` times.
+
+Routing by match (``route_by_match=True``): with a target that names several server
+processes of one cluster (``ipv4:10.0.0.1:50051,10.0.0.2:50051``, or a DNS name with several
+addresses), the channel uses gRPC's client-side consistent hashing, the ``ring_hash``
+policy hashing each call's ``x-match-id`` header (gRFC A76's ``request_hash_header``), so
+every seat call of a match goes to the same process without a proxy in front, and a process
+that is down is skipped for the next on the ring. Calls without the header (CreateMatch,
+ListGames, the lobby) go to a random process, which is fine: processes own nothing. In
+grpcio (C-core, checked with 1.85) the header setting is still behind the environment
+variable ``GRPC_EXPERIMENTAL_RING_HASH_SET_REQUEST_HASH_KEY``; without it the policy
+ignores the header and fails every call ("hash attribute not present"), so such a client
+sets it (unless it is set already) before it makes its channel.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
 import time
 import uuid
@@ -34,6 +48,25 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.max_receive_message_length", 4 * 1024 * 1024),
 ]
+ROUTING_HEADER = "x-match-id"
+"""The metadata that names a call's match: what a proxy or the client's ring hash routes by."""
+RING_HASH_ENV = "GRPC_EXPERIMENTAL_RING_HASH_SET_REQUEST_HASH_KEY"
+RING_HASH_CONFIG = {
+    "loadBalancingConfig": [{"ring_hash_experimental": {"requestHashHeader": ROUTING_HEADER}}]
+}
+"""The service config of a client routing by match (the policy's name in grpcio is still
+``ring_hash_experimental``)."""
+
+
+def channel_options(route_by_match: bool = False) -> list[tuple[str, Any]]:
+    """The options of the SDK's channels; with ``route_by_match``, the ring hash on
+    ``x-match-id`` (see the module docstring; sets :data:`RING_HASH_ENV` if unset)."""
+    if not route_by_match:
+        return list(CHANNEL_OPTIONS)
+    os.environ.setdefault(RING_HASH_ENV, "true")
+    return [*CHANNEL_OPTIONS, ("grpc.service_config", json.dumps(RING_HASH_CONFIG))]
+
+
 DEFAULT_RETRIES = 4
 """Attempts after the first for CreateMatch and JoinMatch (about 3 s of backoff in all)."""
 RETRY_CODES = frozenset(
@@ -122,7 +155,7 @@ class Seat:
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """The call metadata that identifies this seat."""
-        return (("authorization", f"Bearer {self.token}"), ("x-match-id", self.match_id))
+        return (("authorization", f"Bearer {self.token}"), (ROUTING_HEADER, self.match_id))
 
 
 def new_request_id() -> str:
@@ -188,11 +221,20 @@ def _submit_request(
 
 
 class AsyncClient:
-    """An asyncio client over one grpc.aio channel."""
+    """An asyncio client over one grpc.aio channel (``route_by_match``: see the module
+    docstring)."""
 
-    def __init__(self, target: str, channel: grpc.aio.Channel | None = None) -> None:
+    def __init__(
+        self,
+        target: str,
+        channel: grpc.aio.Channel | None = None,
+        *,
+        route_by_match: bool = False,
+    ) -> None:
         self.target = target
-        self.channel = channel or grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self.channel = channel or grpc.aio.insecure_channel(
+            target, options=channel_options(route_by_match)
+        )
         self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)  # type: ignore[no-untyped-call]
 
     async def __aenter__(self) -> AsyncClient:
@@ -316,9 +358,13 @@ class AsyncClient:
 class Client:
     """A blocking client over one grpc channel: the same calls as :class:`AsyncClient`."""
 
-    def __init__(self, target: str, channel: grpc.Channel | None = None) -> None:
+    def __init__(
+        self, target: str, channel: grpc.Channel | None = None, *, route_by_match: bool = False
+    ) -> None:
         self.target = target
-        self.channel = channel or grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self.channel = channel or grpc.insecure_channel(
+            target, options=channel_options(route_by_match)
+        )
         self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)  # type: ignore[no-untyped-call]
 
     def __enter__(self) -> Client:
