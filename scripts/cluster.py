@@ -12,6 +12,13 @@ in front (``deploy/haproxy.cfg``: HTTP/2 both sides, ``balance hdr(x-match-id)``
 every record exported and verified by replay) runs with the proxy as its only address,
 and the standings are printed.
 
+Nothing outlives the run: the servers, HAProxy and the bot processes (which run in
+sessions of their own, so a Ctrl-C reaches the arena alone) carry a run token in their
+environment, and a small watchdog process, forked first, waits on a pipe from this one;
+when this process ends in any way, SIGKILL included, the pipe closes and the watchdog stops
+every process with the token (:func:`start_watchdog`; Linux, by ``/proc``). SIGTERM is
+taken as Ctrl-C, so the run also stops in order and drops its schema.
+
 ``--kill-every S`` SIGKILLs a random server process every S seconds while the tournament
 runs and starts it again on its port (the kill test, by hand).
 
@@ -29,6 +36,7 @@ import os
 import random
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -43,6 +51,66 @@ ROOT = Path(__file__).resolve().parents[1]
 HAPROXY_CONFIG = ROOT / "deploy" / "haproxy.cfg"
 LOCAL_URL = "postgresql://postgres@127.0.0.1:5432/test"
 PROXY_START_TIMEOUT_S = 15.0
+RUN_ENV = "SPEELTAFEL_CLUSTER_RUN"
+"""The environment variable carrying a run's token, inherited by everything it starts."""
+WATCHDOG_GRACE_S = 5.0
+"""How long the watchdog waits after SIGTERM before SIGKILL."""
+
+
+def processes_of_run(token: str) -> list[int]:
+    """The processes (other than this one) whose environment carries the run ``token``."""
+    marker = f"{RUN_ENV}={token}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+    return found
+
+
+def _stop_run(token: str) -> None:
+    pids = processes_of_run(token)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + WATCHDOG_GRACE_S
+    while pids and time.monotonic() < deadline:
+        time.sleep(0.1)
+        pids = processes_of_run(token)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def start_watchdog() -> str | None:
+    """Fork the watchdog (see the module docstring); the run's token, or None where there
+    is no ``/proc`` to find the run's processes by.
+
+    Why a token in the environment and not a process group: the bots start sessions of
+    their own (the arena's choice, so a Ctrl-C reaches it alone), and a group is left by
+    anything that calls setsid; the environment is inherited through all of it. Why a
+    pipe: its write end closes when this process ends, however it ends, and nothing else
+    holds it (file descriptors are not inherited by the processes started here)."""
+    if not Path("/proc/self/environ").exists():
+        return None
+    token = secrets.token_hex(8)
+    read_end, write_end = os.pipe()
+    if os.fork() == 0:  # the watchdog
+        try:
+            os.close(write_end)
+            os.setsid()  # not stopped with the run's process group
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            while os.read(read_end, 1):
+                pass
+            _stop_run(token)
+        finally:
+            os._exit(0)
+    os.close(read_end)
+    os.environ[RUN_ENV] = token  # after the fork: the watchdog does not carry it
+    return token
 
 
 def free_port() -> int:
@@ -297,6 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.processes <= 3:
         parser.error("--processes must be 1 to 3 (deploy/haproxy.cfg names three servers)")
+    start_watchdog()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop in order, as Ctrl-C
 
     from rich.console import Console
 
