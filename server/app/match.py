@@ -432,6 +432,16 @@ class Match:
             )
         ]
 
+    def find_request(self, seat: int, request_id: str) -> ActionRow | None:
+        """The stored row of a seat's request id, if any (a compacted match unpacks its
+        rows for one that is not its seat's last: a rare retry after the end)."""
+        stored = self.requests.get((seat, request_id))
+        if stored is not None or not self.compacted:
+            return stored
+        return next(
+            (r for r in self.actions if r.seat == seat and r.request_id == request_id), None
+        )
+
     def compact(self) -> None:
         """The match is over and its end is stored: keep what a finished match answers
         with, in less memory.
@@ -440,9 +450,10 @@ class Match:
         compressed JSON blob that :attr:`actions` unpacks when a record is asked for, and
         of the request-id answers each seat keeps its last own one (clock defaults played
         for it after it may not hide it): a seat has at most one
-        action in flight, so the answer a client may still ask for after the end is its
-        last (the SDK runner asks once more for an action whose answer the end cut off);
-        an older request id then gets "the match is over" instead of its stored answer.
+        action in flight, so the answer a client most likely asks for after the end is its
+        last (the SDK runner asks once more for an action whose answer the end cut off).
+        An older request id is still answered with its stored answer, found by unpacking
+        the rows (:meth:`find_request`): exactly once holds after the end too.
         With its snapshots gone too (:meth:`_settle`), a finished match kept for its
         linger time is mostly its final state and final view."""
         if self.compacted:

@@ -901,6 +901,9 @@ class MatchRuntime:
             if match.status == "waiting":
                 raise Refused("the match has not started: seats are still joining", "not_started")
             if match.status == "finished":
+                stored = match.find_request(seat, request_id)
+                if stored is not None:
+                    return self._acked(match, self._repeat(stored, text), on_ack)
                 raise GameOver("the match is over")
             match.check_version(seat, expected_version)
             try:

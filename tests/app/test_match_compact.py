@@ -64,3 +64,15 @@ def test_compact_keeps_the_rows_and_each_seats_last_own_answer() -> None:
     assert all(not r.clock_default for r in match.requests.values())
     match.compact()  # idempotent
     assert match.actions == rows
+
+
+def test_a_compacted_match_still_finds_every_stored_request_id() -> None:
+    """Exactly once after the end too: a retry of any request id, not only a seat's last,
+    finds its stored row (the runtime answers it as a duplicate, never "the match is over")."""
+    match = played(clock_every=5)
+    rows = list(match.actions)
+    match.compact()
+    for row in rows:
+        assert match.find_request(row.seat, row.request_id) == row
+    assert match.find_request(0, "never sent") is None
+    assert match.find_request(1, rows[0].request_id if rows[0].seat != 1 else "x") is None
