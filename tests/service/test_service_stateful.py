@@ -166,7 +166,13 @@ async def read_facts(server: ServerThread, match_id: str) -> ServerFacts:
             state_hash=sha(GAME.encode(match.state)),
             status=match.status,
             rows=tuple((r.seq, r.seat, r.request_id, r.action) for r in match.actions),
-            requests=frozenset(match.requests),
+            # Every request id the match answers as a duplicate (a finished match keeps
+            # its rows packed and finds them there: Match.find_request).
+            requests=frozenset(
+                (r.seat, r.request_id)
+                for r in match.actions
+                if match.find_request(r.seat, r.request_id) == r
+            ),
             log=log,
         )
 
