@@ -72,9 +72,12 @@ async def _retry(call: Callable[[], Awaitable[Any]], within_s: float = 30.0) -> 
 class Run:
     """One tournament through the proxy of a running cluster."""
 
-    def __init__(self, cluster: Any, folder: Path, deals: int = 3, matches: int = 18) -> None:
+    def __init__(
+        self, cluster: Any, folder: Path, deals: int = 3, matches: int = 18, rounds: int = 1
+    ) -> None:
         self.deals = deals
         self.matches = matches
+        self.rounds = rounds
         self.cluster = cluster
         self.folder = folder
         self.organiser = (("authorization", f"Bearer {cluster.organiser_token}"),)
@@ -102,7 +105,7 @@ class Run:
                             format=T.TOURNAMENT_FORMAT_DUPLICATE,
                             participants=list(BOTS),
                             seats=3,
-                            rounds=1,
+                            rounds=self.rounds,
                             max_matches=self.matches,
                             clock=T.ClockPolicy(move_clock_ms=MOVE_CLOCK_MS),
                             seed=SEED,
@@ -219,10 +222,12 @@ def _check_logs(run: Run, url: str) -> None:
     assert max(Counter(rows).values()) == 1
 
 
-async def _reference(postgres_server: Any, folder: Path, deals: int, matches: int) -> Run:
+async def _reference(
+    postgres_server: Any, folder: Path, deals: int, matches: int, rounds: int
+) -> Run:
     database = cluster_script.postgres_database(folder, postgres_server.url)
     with database as url, LocalCluster(url, folder / "reference", 3) as cluster:
-        run = Run(cluster, folder / "reference", deals, matches)
+        run = Run(cluster, folder / "reference", deals, matches, rounds)
         await run.play()
     return run
 
@@ -259,9 +264,15 @@ async def test_the_director_fails_over_and_the_tournament_finishes(
 
 
 async def _kill_test(
-    postgres_server: Any, postgres_url: str, tmp_path: Path, cycles: int, deals: int, matches: int
+    postgres_server: Any,
+    postgres_url: str,
+    tmp_path: Path,
+    cycles: int,
+    deals: int,
+    matches: int,
+    rounds: int = 1,
 ) -> None:
-    reference = await _reference(postgres_server, tmp_path, deals, matches)
+    reference = await _reference(postgres_server, tmp_path, deals, matches, rounds)
     rnd = random.Random(secrets.randbits(32))
     with LocalCluster(postgres_url, tmp_path / "killed", 3) as cluster:
         kills: list[int] = []
@@ -278,7 +289,7 @@ async def _kill_test(
                 await asyncio.to_thread(cluster.start, index)
                 await asyncio.sleep(rnd.uniform(0.5, 1.5))
 
-        run = Run(cluster, tmp_path / "killed", deals, matches)
+        run = Run(cluster, tmp_path / "killed", deals, matches, rounds)
         await run.play(kill_now_and_then)
     assert len(kills) == cycles, f"the tournament ended after {len(kills)} of {cycles} kills"
     _check_logs(run, postgres_url)
@@ -296,4 +307,8 @@ async def test_kills_under_tournament_load_lose_nothing(
 async def test_ten_kills_under_tournament_load_lose_nothing(
     postgres_server: Any, postgres_url: str, tmp_path: Path
 ) -> None:
-    await _kill_test(postgres_server, postgres_url, tmp_path, cycles=10, deals=50, matches=48)
+    # Two rounds: with the stale clock loop fixed, one round (48 matches) ended after about
+    # seven kill cycles.
+    await _kill_test(
+        postgres_server, postgres_url, tmp_path, cycles=10, deals=50, matches=96, rounds=2
+    )
