@@ -106,6 +106,7 @@ class SearchBot:
     """Flat Monte Carlo search over sampled worlds (see the module docstring)."""
 
     name = "search"
+    blocking = True  # searches for up to a few hundred ms: the runner calls it off the loop
 
     def __init__(
         self,
