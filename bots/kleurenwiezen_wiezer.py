@@ -73,6 +73,7 @@ OWN_SUIT = 2.0  # how many more tricks its own suit must count to ask it rather 
 ALONE_AT = 5.5  # tricks counted to go alone for 5
 ABONDANCE_MARGIN = 0.5  # counted tricks above the bid for abondance
 PARTNER_TRICKS = 4.0  # what a pair counts its partner for in the trick auction
+PLAUSIBLE_SLACK = 1.0  # tricks a bid may count below this bot's own threshold (plausible)
 MISERIES = (ContractKind.KLEINE_MISERIE, ContractKind.GROTE_MISERIE, ContractKind.BLOTE_MISERIE)
 _RANK = {card: RANKS.index(card[0]) for card in ALL_CARDS}
 
@@ -126,6 +127,24 @@ def _dangerous_card(hand: Sequence[str]) -> str:
     return max(hand, key=risk)
 
 
+def _fits(hand: Sequence[str], action: WiezenAction) -> bool:
+    """Whether :class:`WiezerBot`'s bidding rules, ``PLAUSIBLE_SLACK`` tricks looser, could
+    have made bid ``action`` on deal-start ``hand`` (see :meth:`WiezerBot.plausible`)."""
+    kind, suit, slack = action.kind, action.suit, PLAUSIBLE_SLACK
+    if kind is ActionKind.ASK:
+        length = sum(1 for c in hand if _suit(c) == suit)
+        return length >= 4 and trick_estimate(hand, suit) >= ASK_AT - slack
+    if kind is ActionKind.JOIN:
+        return trick_estimate(hand, suit) >= JOIN_AT - slack
+    if kind is ActionKind.ALONE:
+        return trick_estimate(hand, suit) >= ALONE_AT - slack
+    if kind is ActionKind.BID and action.contract is ContractKind.ABONDANCE:
+        return trick_estimate(hand, suit) >= action.tricks + ABONDANCE_MARGIN - slack
+    if kind is ActionKind.BID and action.contract in MISERIES[:2]:
+        return miserie_danger(hand) <= 2
+    return True
+
+
 class WiezerBot:
     """Bids by counted tricks and miserie danger, plays cheap (module docstring)."""
 
@@ -139,6 +158,29 @@ class WiezerBot:
     def running_scores(self, observation: WiezenObservation) -> tuple[int, ...]:
         """Every seat's points of the finished deals (what the outcome would score now)."""
         return observation.scores
+
+    def plausible(self, observation: WiezenObservation) -> bool:
+        """Whether the observing seat's hand fits the bids it made this deal, read as this
+        bot's own rules with ``PLAUSIBLE_SLACK`` tricks to spare (other bidders count
+        differently): an asked colour held four times and counted near ``ASK_AT``, a joined
+        one near ``JOIN_AT``, alone near ``ALONE_AT``, abondance near its tricks, a miserie
+        with at most two dangerous cards. The hand judged is the one the seat bid on: its
+        cards now, the cards it played this deal and its discard. The search bot asks this
+        of every other seat's observation of a sampled world to keep worlds that the
+        bidding makes likely (passes are not read: they depend on what was offered)."""
+        me = observation.seat
+        if me is None or me not in observation.active:
+            return True
+        hand = list(observation.hand)
+        hand += [p.card for t in observation.tricks for p in t.plays if p.seat == me]
+        hand += [p.card for p in observation.trick if p.seat == me]
+        if observation.discard:
+            hand.append(observation.discard)
+        return all(
+            _fits(hand, event.action)
+            for event in observation.history
+            if event.seat == me and not event.automatic
+        )
 
     def act(self, observation: WiezenObservation, legal_actions: Sequence[WiezenAction]) -> int:
         """The index in ``legal_actions`` of the action it plays."""

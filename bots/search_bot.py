@@ -76,6 +76,13 @@ class Tuning:
     budget_scale: float = 1.0  # times the bot's ``budget_ms`` (a budget of None stays None)
     explore: float | None = None  # None: the bot's ``explore``
     until_scored: bool = False  # stop a rollout at the first change of the running scores
+    #: The phases (the observation's ``phase``, as a string) in which the bot searches; in
+    #: any other the heuristic's choice is played unsearched. Empty: search every decision.
+    search_phases: frozenset[str] = frozenset()
+    #: Worlds drawn at most per sampled world until one is plausible (the heuristic's
+    #: optional ``plausible(observation)`` accepts every other seat's observation of it);
+    #: 0 or 1: the first drawn, as ``sample_world`` deals it.
+    plausible_tries: int = 0
 
 
 #: Per game id. Kleurenwiezen scores once per deal of about 60 actions, so a rollout plays
@@ -84,7 +91,13 @@ class Tuning:
 #: budget is eight times the default; and a random bid of another seat (solo slim, blote
 #: miserie) would decide the rollout's value by itself, so the others explore rarely.
 TUNING: dict[str, Tuning] = {
-    "kleurenwiezen": Tuning(horizon=20, budget_scale=8.0, explore=0.05, until_scored=True),
+    "kleurenwiezen": Tuning(
+        horizon=20,
+        budget_scale=8.0,
+        explore=0.05,
+        until_scored=True,
+        search_phases=frozenset({"play"}),
+    ),
 }
 _DEFAULT_TUNING = Tuning()
 
@@ -133,12 +146,21 @@ class SearchBot:
         self.others_weight = others_weight
         self.last_samples = 0  # worlds searched by the last decision
         self.fallbacks = 0  # decisions made without search (no time, or a bad view)
+        self.delegated = 0  # decisions left to the heuristic by the game's ``search_phases``
+        self.plausible_worlds = 0  # worlds whose draw the heuristic found plausible
 
     def heuristic(self, game_id: str) -> HeuristicBot | None:
         """The game's heuristic bot (made once per game), or None."""
         if game_id not in self._heuristic:
             self._heuristic[game_id] = self._heuristics(game_id)
         return self._heuristic[game_id]
+
+    @staticmethod
+    def searches(game_id: str, observation: Any) -> bool:
+        """Whether the bot searches a decision on ``observation``: always, unless the game's
+        tuning names ``search_phases`` and the observation's ``phase`` is not one of them."""
+        phases = TUNING.get(game_id, _DEFAULT_TUNING).search_phases
+        return not phases or str(getattr(observation, "phase", "")) in phases
 
     def budget_seconds(self, view: common_pb2.View) -> float:
         """This decision's time budget: ``budget_ms`` (scaled for the game, :data:`TUNING`),
@@ -169,13 +191,16 @@ class SearchBot:
             return self._random.choice(legal)
         seat = view.seat
         root = Rng(key)
-        first = game.sample_world(observation, root.derive("sample 0"))
+        heuristic = self.heuristic(view.game)
+        first = self._sample(game, observation, root, 0, seat, heuristic)
         actions = game.legal_actions(first, seat)
         if len(actions) != len(legal):  # the view and its decoding disagree: do not search
             self.fallbacks += 1
             return self._random.choice(legal)
-        heuristic = self.heuristic(view.game)
         preferred = heuristic.act(observation, actions) if heuristic is not None else 0
+        if heuristic is not None and not self.searches(view.game, observation):
+            self.delegated += 1
+            return legal[preferred]
         deadline = started + self.budget_seconds(view)
 
         sums = [0.0] * len(actions)
@@ -183,7 +208,7 @@ class SearchBot:
             world = (
                 first
                 if number == 0
-                else game.sample_world(observation, root.derive(f"sample {number}"))
+                else self._sample(game, observation, root, number, seat, heuristic)
             )
             values: list[float] = []
             for action in actions:
@@ -208,6 +233,35 @@ class SearchBot:
             return legal[preferred]
         best = max(range(len(actions)), key=lambda j: (sums[j], j == preferred, -j))
         return legal[best]
+
+    def _sample(
+        self,
+        game: GameAny,
+        observation: Any,
+        root: Rng,
+        number: int,
+        seat: int,
+        heuristic: HeuristicBot | None,
+    ) -> Any:
+        """World ``number``: the first of up to the game's ``plausible_tries`` draws that the
+        heuristic's ``plausible`` finds every other seat's hand plausible in (the last draw
+        when none is; a heuristic without the method, or tries of 0 or 1, takes the first)."""
+        world = game.sample_world(observation, root.derive(f"sample {number}"))
+        tries = TUNING.get(game.info.game_id, _DEFAULT_TUNING).plausible_tries
+        plausible = getattr(heuristic, "plausible", None)
+        if tries <= 1 or plausible is None or heuristic is None:
+            return world
+        scores = heuristic.running_scores(observation)
+        if scores is None:
+            return world
+        others = [s for s in range(len(scores)) if s != seat]
+        for attempt in range(1, tries + 1):
+            if all(plausible(game.observe(world, s)) for s in others):
+                self.plausible_worlds += 1
+                return world
+            if attempt < tries:
+                world = game.sample_world(observation, root.derive(f"sample {number} {attempt}"))
+        return world
 
     def _rollout(
         self,

@@ -12,6 +12,11 @@ Two ways to play a match:
 (deterministic, and independent of the machine's load); without it the search bot is the
 registered one (its time budget).
 
+``--tune field=value`` (repeatable) overrides a field of the search bot's Kleurenwiezen
+:class:`~speeltafel.bots.search_bot.Tuning` for this run (in-process and through a server:
+the bots run in this process either way), for trying settings before changing the table:
+``--tune explore=0 --tune search_phases=play,discard`` (a set is comma-separated, "" all).
+
 Prints the candidate's mean utility (zero-sum, in [-1, 1]; 0 is par) and its mean point
 margin per match (its points minus the mean of the three others'), each with a 95%
 interval (normal approximation, 1.96 standard errors).
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import math
 import sys
 import tempfile
@@ -31,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from speeltafel.bots.registry import heuristic_for, make_bot
-from speeltafel.bots.search_bot import SearchBot
+from speeltafel.bots.search_bot import TUNING, SearchBot, Tuning
 from speeltafel.sdk.runner import Bot
 from speeltafel.server.engine.core import Outcome, Rng
 from speeltafel.server.engine.games.kleurenwiezen import GAME
@@ -95,6 +101,31 @@ async def through_server(
         )
 
 
+def tuned(base: Tuning, overrides: Sequence[str]) -> Tuning:
+    """``base`` with the ``field=value`` overrides applied (values parsed by the field's
+    type: a number, a bool as true/false, a set of strings comma-separated)."""
+    fields = {f.name: f for f in dataclasses.fields(Tuning)}
+    changes: dict[str, object] = {}
+    for item in overrides:
+        name, _, text = item.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--tune: no Tuning field {name!r} (fields: {', '.join(fields)})")
+        current = getattr(base, name)
+        value: object
+        if isinstance(current, frozenset):
+            value = frozenset(p for p in text.split(",") if p)
+        elif isinstance(current, bool):
+            value = text.lower() in ("1", "true", "yes")
+        elif text.lower() == "none":
+            value = None
+        elif name == "horizon" or isinstance(current, int):
+            value = int(text)
+        else:
+            value = float(text)
+        changes[name] = value
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
 def interval(values: Sequence[float]) -> tuple[float, float]:
     """Mean and the half-width of its 95% interval."""
     n = len(values)
@@ -114,7 +145,11 @@ async def main() -> None:
     parser.add_argument("--samples", type=int, default=None, help="search: worlds, no time limit")
     parser.add_argument("--server", action="store_true", help="play through a server process")
     parser.add_argument("--first", type=int, default=0, help="the first match's seed")
+    parser.add_argument("--tune", action="append", default=[], help="field=value (search)")
     args = parser.parse_args()
+    if args.tune:
+        TUNING["kleurenwiezen"] = tuned(TUNING["kleurenwiezen"], args.tune)
+        print(f"tuning: {TUNING['kleurenwiezen']}", file=sys.stderr)
 
     utilities: list[float] = []
     margins: list[float] = []

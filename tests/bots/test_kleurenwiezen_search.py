@@ -5,6 +5,7 @@ deal (where the score changes) and stop there."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -167,3 +168,132 @@ def test_search_bot_plays_a_whole_match_legally() -> None:
             action = chooser.choice(GAME.legal_actions(state, seat))
         state = GAME.apply(state, seat, action)
     assert all(bot.fallbacks == 0 for bot in bots.values())
+
+
+def test_bidding_is_left_to_the_heuristic_and_card_play_is_searched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kleurenwiezen's ``search_phases``: a bid is the heuristic's own choice, made without
+    a single rollout; a card to play is searched (rollouts run, nothing delegated). Without
+    the phase list the same bid is searched."""
+    rollouts: list[int] = []
+    real_rollout = SearchBot._rollout
+
+    def counting(self: SearchBot, *args: object) -> float:
+        rollouts.append(1)
+        return real_rollout(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SearchBot, "_rollout", counting)
+    heuristic = WiezerBot(0)
+    bot = SearchBot(5, heuristics=heuristic_for, samples=2, budget_ms=None)
+    state = GAME.new({"deals": "1"}, 4, Rng(b"phases"))
+    seat = GAME.to_act(state)[0]
+    view = view_of(state, seat)
+    legal = list(view.legal_actions)
+    assert len(legal) > 1 and state.phase is not Phase.PLAY
+    chosen = bot.choose(view, legal)
+    engine_legal = GAME.legal_actions(state, seat)
+    expected = engine_legal[heuristic.act(GAME.observe(state, seat), engine_legal)]
+    assert WIRE.action_from_proto(chosen) == expected
+    assert (bot.delegated, rollouts, bot.fallbacks) == (1, [], 0)
+
+    monkeypatch.setitem(
+        TUNING,
+        "kleurenwiezen",
+        dataclasses.replace(TUNING["kleurenwiezen"], search_phases=frozenset()),
+    )
+    bot.choose(view, legal)
+    assert bot.delegated == 1 and len(rollouts) == 2 * len(legal)
+    monkeypatch.undo()
+
+    rollouts.clear()
+    monkeypatch.setattr(SearchBot, "_rollout", counting)
+    played = _first_trick_state()
+    while len(GAME.legal_actions(played, GAME.to_act(played)[0])) < 2:  # a forced card
+        mover = GAME.to_act(played)[0]
+        played = GAME.apply(played, mover, GAME.legal_actions(played, mover)[0])
+    seat = GAME.to_act(played)[0]
+    view = view_of(played, seat)
+    legal = list(view.legal_actions)
+    bot.choose(view, legal)
+    assert bot.delegated == 1 and len(rollouts) == 2 * len(legal) and bot.last_samples == 2
+
+
+def _bid_to_play(number: int) -> WiezenState | None:
+    """A 4-seat deal bid by the heuristic to its first card (None: passed out)."""
+    heuristic = WiezerBot(0)
+    state = GAME.new({"deals": "1"}, 4, Rng(b"plausible %d" % number))
+    while GAME.outcome(state) is None and state.phase is not Phase.PLAY:
+        seat = GAME.to_act(state)[0]
+        legal = GAME.legal_actions(state, seat)
+        state = GAME.apply(state, seat, legal[heuristic.act(GAME.observe(state, seat), legal)])
+    return state if state.phase is Phase.PLAY else None
+
+
+def test_the_true_deal_is_plausible_and_some_sampled_deals_are_not() -> None:
+    """Every seat's real hand fits the heuristic's own bids (the check never rules out
+    what the bot itself would bid); of uniformly sampled worlds, some are ruled out (an
+    asker dealt too few of its colour), and those that pass fit every bid."""
+    heuristic = WiezerBot(0)
+    accepted = rejected = 0
+    for number in range(20):
+        state = _bid_to_play(number)
+        if state is None:
+            continue
+        assert all(heuristic.plausible(GAME.observe(state, s)) for s in range(4))
+        me = GAME.to_act(state)[0]
+        observation = GAME.observe(state, me)
+        for draw in range(10):
+            world = GAME.sample_world(observation, Rng(b"draw %d %d" % (number, draw)))
+            ok = all(heuristic.plausible(GAME.observe(world, s)) for s in range(4) if s != me)
+            accepted += ok
+            rejected += not ok
+            if ok:
+                for event in observation.history:
+                    if event.action.kind is ActionKind.ASK and event.seat != me:
+                        asked = event.action.suit
+                        discard = GAME.observe(world, event.seat).discard  # kleine miserie
+                        dealt = (*world.hands[event.seat], discard)
+                        held = [c for c in dealt if c and c[1] == asked]
+                        assert len(held) >= 4
+    assert accepted > 0 and rejected > 0
+
+
+def test_the_search_bot_keeps_plausible_worlds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``plausible_tries`` the worlds the bot searches are plausible ones (a draw that
+    is not is drawn again); with none, some searched worlds are implausible."""
+    searched: list[WiezenState] = []
+    real_rollout = SearchBot._rollout
+
+    def recording(self: SearchBot, game: object, world: WiezenState, *args: object) -> float:
+        searched.append(world)
+        return real_rollout(self, game, world, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SearchBot, "_rollout", recording)
+    heuristic = WiezerBot(0)
+
+    def implausible(tries: int) -> int:
+        monkeypatch.setitem(
+            TUNING,
+            "kleurenwiezen",
+            dataclasses.replace(TUNING["kleurenwiezen"], plausible_tries=tries),
+        )
+        bad = 0
+        for number in range(8):
+            state = _bid_to_play(number)
+            if state is None:
+                continue
+            searched.clear()
+            me = GAME.to_act(state)[0]
+            view = view_of(state, me)
+            SearchBot(number, heuristics=heuristic_for, samples=6, budget_ms=None).choose(
+                view, list(view.legal_actions)
+            )
+            bad += sum(
+                not all(heuristic.plausible(GAME.observe(w, s)) for s in range(4) if s != me)
+                for w in {id(w): w for w in searched}.values()
+            )
+        return bad
+
+    assert implausible(200) == 0
+    assert implausible(0) > 0
