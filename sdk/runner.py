@@ -301,7 +301,7 @@ async def play_seat(
             call.cancel()
 
 
-async def _half_close(call: grpc.aio.StreamStreamCall) -> None:  # type: ignore[type-arg]
+async def _half_close(call: grpc.aio.StreamStreamCall) -> None:
     """Tell the server we send nothing more (it then ends the stream once our last action is
     answered). A call the server has already ended refuses even that: grpc.aio raises
     ``InvalidStateError`` or core's batch error (not an ``AioRpcError``). Either way the
