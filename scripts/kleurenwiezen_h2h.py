@@ -39,6 +39,7 @@ from pathlib import Path
 from speeltafel.bots.registry import heuristic_for, make_bot
 from speeltafel.bots.search_bot import TUNING, SearchBot, Tuning
 from speeltafel.sdk.runner import Bot
+from speeltafel.sdk.v1 import common_pb2
 from speeltafel.server.engine.core import Outcome, Rng
 from speeltafel.server.engine.games.kleurenwiezen import GAME
 from speeltafel.server.wire.common import build_view
@@ -77,6 +78,7 @@ def in_process(lineup: Sequence[str], seed: int, deals: int, samples: int | None
             outcome=None,
         )
         chosen = bots[seat].choose(view, list(view.legal_actions))
+        assert isinstance(chosen, common_pb2.Action), "these bots answer at once"
         state = GAME.apply(state, seat, WIRE.action_from_proto(chosen))
         version += 1
     return outcome

@@ -16,7 +16,13 @@ from speeltafel.bots.registry import heuristic_for
 from speeltafel.bots.search_bot import TUNING, SearchBot, decode_view
 from speeltafel.sdk.v1 import common_pb2
 from speeltafel.server.engine.core import Rng
-from speeltafel.server.engine.games.kleurenwiezen import GAME, ActionKind, Phase, WiezenState
+from speeltafel.server.engine.games.kleurenwiezen import (
+    GAME,
+    ActionKind,
+    Phase,
+    WiezenAction,
+    WiezenState,
+)
 from speeltafel.server.wire.common import build_view
 from speeltafel.server.wire.kleurenwiezen import WIRE
 
@@ -124,7 +130,7 @@ def test_a_rollout_plays_to_the_end_of_the_deal_and_stops_there(
     applied: list[int] = []
     real_apply = GAME.apply
 
-    def counting_apply(world: WiezenState, mover: int, action: object) -> WiezenState:
+    def counting_apply(world: WiezenState, mover: int, action: WiezenAction) -> WiezenState:
         applied.append(mover)
         return real_apply(world, mover, action)
 
