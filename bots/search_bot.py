@@ -40,6 +40,7 @@ cannot decode, gets a random legal action.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -83,6 +84,10 @@ class Tuning:
     #: optional ``plausible(observation)`` accepts every other seat's observation of it);
     #: 0 or 1: the first drawn, as ``sample_world`` deals it.
     plausible_tries: int = 0
+    #: How sure the search must be to overrule the heuristic's choice: the best action's
+    #: mean gain over it, paired world by world, must exceed this many standard errors
+    #: (0: any gain overrules). Guards against a few noisy worlds picking a worse card.
+    overrule_z: float = 0.0
 
 
 #: Per game id. Kleurenwiezen scores once per deal of about 60 actions, so a rollout plays
@@ -113,6 +118,21 @@ def decode_view(view: common_pb2.View) -> Any:
     if observation is None:
         raise ValueError("the view has no game part yet")
     return observation
+
+
+def _sure(rows: Sequence[Sequence[float]], best: int, preferred: int, z: float) -> bool:
+    """Whether ``best`` gains over ``preferred`` by more than ``z`` standard errors of the
+    paired per-world differences (a gain in every world with no spread is sure; one world
+    is never enough)."""
+    diffs = [row[best] - row[preferred] for row in rows]
+    n = len(diffs)
+    if n < 2:
+        return False
+    mean = sum(diffs) / n
+    if math.isinf(mean):  # a world where the rules refused one of them decides
+        return mean > 0
+    variance = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+    return mean > z * math.sqrt(variance / n)
 
 
 class SearchBot:
@@ -148,6 +168,7 @@ class SearchBot:
         self.fallbacks = 0  # decisions made without search (no time, or a bad view)
         self.delegated = 0  # decisions left to the heuristic by the game's ``search_phases``
         self.plausible_worlds = 0  # worlds whose draw the heuristic found plausible
+        self.overruled_not = 0  # searches whose best action was not sure enough (overrule_z)
 
     def heuristic(self, game_id: str) -> HeuristicBot | None:
         """The game's heuristic bot (made once per game), or None."""
@@ -204,6 +225,7 @@ class SearchBot:
         deadline = started + self.budget_seconds(view)
 
         sums = [0.0] * len(actions)
+        rows: list[list[float]] = []  # every counted world's values, for ``overrule_z``
         for number in range(self.samples):
             world = (
                 first
@@ -224,6 +246,7 @@ class SearchBot:
                 break  # out of time in the middle of a world: it is not counted
             for j, value in enumerate(values):
                 sums[j] += value
+            rows.append(values)
             self.last_samples += 1
             if time.perf_counter() > deadline:
                 break
@@ -232,6 +255,10 @@ class SearchBot:
             self.fallbacks += 1
             return legal[preferred]
         best = max(range(len(actions)), key=lambda j: (sums[j], j == preferred, -j))
+        z = TUNING.get(view.game, _DEFAULT_TUNING).overrule_z
+        if z > 0 and best != preferred and not _sure(rows, best, preferred, z):
+            self.overruled_not += 1
+            return legal[preferred]
         return legal[best]
 
     def _sample(

@@ -303,3 +303,42 @@ def test_the_search_bot_keeps_plausible_worlds(monkeypatch: pytest.MonkeyPatch) 
 
     assert implausible(200) == 0
     assert implausible(0) > 0
+
+
+def test_overrule_z_needs_a_sure_gain_to_leave_the_heuristic() -> None:
+    """``_sure``: a gain in every world is sure, one lucky world among even ones is not,
+    a single world never is, a refused action loses for sure."""
+    assert search_bot._sure([[1.0, 0.0], [2.0, 0.0], [1.5, 0.0]], 0, 1, 2.0)
+    assert not search_bot._sure([[9.0, 0.0], [0.0, 0.0], [0.0, 0.0]], 0, 1, 1.0)
+    assert not search_bot._sure([[5.0, 0.0]], 0, 1, 0.5)
+    assert search_bot._sure([[0.0, float("-inf")], [0.0, 0.0]], 0, 1, 3.0)
+
+
+def test_an_unsure_search_plays_the_heuristics_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over card-play decisions where the search (without the guard) leaves the heuristic's
+    card, an impossible ``overrule_z`` brings every one back to the heuristic's card."""
+    heuristic = WiezerBot(0)
+    left = kept = 0
+    for number in range(12):
+        state = _bid_to_play(number)
+        if state is None:
+            continue
+        seat = GAME.to_act(state)[0]
+        view = view_of(state, seat)
+        legal = list(view.legal_actions)
+        if len(legal) < 2:
+            continue
+        engine_legal = GAME.legal_actions(state, seat)
+        expected = engine_legal[heuristic.act(GAME.observe(state, seat), engine_legal)]
+        for z in (0.0, 1e9):
+            monkeypatch.setitem(
+                TUNING, "kleurenwiezen", dataclasses.replace(TUNING["kleurenwiezen"], overrule_z=z)
+            )
+            bot = SearchBot(number, heuristics=heuristic_for, samples=4, budget_ms=None)
+            chosen = WIRE.action_from_proto(bot.choose(view, legal))
+            if z == 0.0:
+                left += chosen != expected
+            else:
+                kept += chosen == expected
+                assert chosen == expected
+    assert left > 0 and kept > 0
