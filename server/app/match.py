@@ -57,7 +57,11 @@ from speeltafel.server.store.base import (
 
 HISTORY = 64  # snapshots kept per match for resuming streams without a gap
 CACHED_VERSIONS = 4  # the newest snapshots keep their shared view parts
-REPLAY_HISTORY = 8  # snapshots a replayed match starts with (see Match.replay)
+REPLAY_HISTORY = 2
+"""Snapshots a replayed match starts with (see :meth:`Match.replay`). Each keeps its own
+engine state, and a recovered match is usually idle: 8 of them were a quarter of an idle
+match's memory (bench (e)). A stream resuming across a restart from further back gets the
+current view marked resync, which carries the deal's public history: nothing is lost."""
 
 
 CLOCK_PREFIX = "clock:"
@@ -207,6 +211,10 @@ class Match:
         self._actions: list[ActionRow] = []
         self._packed = b""  # the action rows of a compacted match (see compact)
         self.compacted = False
+        # Request-id answers: by request id alone (no key tuple per row: an idle match holds
+        # tens of rows); ``requests`` holds a row whose request id another seat used first,
+        # and, once compacted, each seat's last answer (see find_request and compact).
+        self._by_request: dict[str, ActionRow] = {}
         self.requests: dict[tuple[int, str], ActionRow] = {}
         self.join_requests: dict[str, SeatJoined] = {}  # join request id -> the seat taken
         self.acting_since: dict[int, tuple[int, int]] = {}  # seat -> (version, server ms)
@@ -230,7 +238,9 @@ class Match:
         self._to_act: tuple[int, ...] = ()
         self._to_act_of: Any = None  # the state _to_act belongs to
         self._replaying = False  # replay builds no snapshot until the end
-        self.history: deque[Snapshot] = deque(maxlen=HISTORY)
+        # A list trimmed to HISTORY by hand, not a deque(maxlen=HISTORY): a deque allocates
+        # a block of 64 slots (about 0.8 KB) even for the one snapshot most matches keep.
+        self.history: list[Snapshot] = []
         self.subscribers: set[Outbox] = set()
         self.timer: asyncio.TimerHandle | None = None
         self.history.append(self._snapshot())
@@ -343,7 +353,9 @@ class Match:
     def record(self, row: ActionRow, state: Any) -> None:
         """An action made durable: the new state, version, request answer and clocks."""
         self._actions.append(row)
-        self.requests[(row.seat, row.request_id)] = row
+        first = self._by_request.setdefault(row.request_id, row)
+        if first is not row:  # another seat used this request id before
+            self.requests[(row.seat, row.request_id)] = row
         self.version = row.seq + 1
         autoplayed = row.clock_default and self.forfeited[row.seat]
         self._spend(row)
@@ -397,7 +409,7 @@ class Match:
             self.outcome = Outcome((), (), (0.0,) * seats, termination)
         self.acting_since = {}
         self.version += 1
-        self.history.append(self._snapshot())
+        self._keep(self._snapshot())
         self._settle()
 
     def _advance(self, state: Any, actor: int | None, now_ms: int) -> None:
@@ -413,7 +425,7 @@ class Match:
         self.outcome = self.game.outcome(state)
         if self._replaying:
             return
-        self.history.append(self._snapshot())
+        self._keep(self._snapshot())
         if self.outcome is not None:
             self._settle()
         elif len(self.history) > CACHED_VERSIONS:
@@ -432,10 +444,18 @@ class Match:
             )
         ]
 
+    def known_request(self, seat: int, request_id: str) -> ActionRow | None:
+        """The stored row of a seat's request id if it is at hand without unpacking (every
+        row of a running match; a compacted match's last answer per seat)."""
+        stored = self._by_request.get(request_id)
+        if stored is not None and stored.seat == seat:
+            return stored
+        return self.requests.get((seat, request_id))
+
     def find_request(self, seat: int, request_id: str) -> ActionRow | None:
         """The stored row of a seat's request id, if any (a compacted match unpacks its
         rows for one that is not its seat's last: a rare retry after the end)."""
-        stored = self.requests.get((seat, request_id))
+        stored = self.known_request(seat, request_id)
         if stored is not None or not self.compacted:
             return stored
         return next(
@@ -464,6 +484,7 @@ class Match:
             if not row.clock_default:  # nobody retries the server's own clock defaults
                 last[row.seat] = row
         self.requests = {(row.seat, row.request_id): row for row in last.values()}
+        self._by_request = {}
         packed = [
             [r.seq, r.seat, r.request_id, r.action, r.server_ms, r.clock_default] for r in rows
         ]
@@ -479,16 +500,21 @@ class Match:
         its memory and most of what a full garbage collection walked. The final view
         carries the deal's public history, and a stream resuming from an earlier version
         gets that view marked resync; the record is rebuilt from the action rows."""
-        final = self.history[-1]
-        self.history.clear()
-        self.history.append(final)
+        self.history = [self.history[-1]]
 
     def extend_clocks(self, now_ms: int) -> None:
         """After a restart, give every seat to act a full move clock from now."""
         self.acting_since = {
             seat: (version, max(ms, now_ms)) for seat, (version, ms) in self.acting_since.items()
         }
-        self.history.append(self._snapshot())
+        self._keep(self._snapshot())
+
+    def _keep(self, snapshot: Snapshot) -> None:
+        """Append ``snapshot`` to the history, keeping the newest :data:`HISTORY`."""
+        history = self.history
+        history.append(snapshot)
+        if len(history) > HISTORY:
+            del history[0]
 
     def _snapshot(self) -> Snapshot:
         deadlines = tuple(self.deadline(s) for s in range(self.created.seats))

@@ -114,6 +114,8 @@ clients send a random one (a UUID4 is 36 characters)."""
 RECOVERY_SLICE_S = 0.005
 """Recovery replays matches for at most this long before it lets calls in (health, and
 calls for matches it has not reached, which resume their own match at once)."""
+RECOVERY_CHUNK = 250
+"""Unfinished logs read at a time by recovery (see ``MatchRuntime._recover_bulk``)."""
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 5.0
 _NOT_PRINTABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
@@ -327,9 +329,9 @@ class MatchRuntime:
         """
         now = self.clock.now_ms()
         self._recovery_now = now
-        load_all = getattr(self.store, "load_unfinished", None)
+        load_many = getattr(self.store, "load_many", None)
         seats = getattr(self.store, "unfinished_seats", None)
-        if load_all is None or seats is None:
+        if load_many is None or seats is None:
             count = 0
             for match_id in await self.store.unfinished():
                 try:
@@ -348,11 +350,12 @@ class MatchRuntime:
             done.set_result(count)
             self._recovery = done
             return
-        self._pending.update(await self.store.unfinished())
+        order = await self.store.unfinished()
+        self._pending.update(order)
         for match_id, seat, token in await seats():
             self.tokens.setdefault(token, (match_id, seat))
         log.info("recovering", matches=len(self._pending))
-        task = asyncio.get_running_loop().create_task(self._recover_bulk(load_all, now))
+        task = asyncio.get_running_loop().create_task(self._recover_bulk(load_many, order, now))
         self._keep(task)
         self._recovery = task
 
@@ -367,32 +370,52 @@ class MatchRuntime:
         """Unfinished matches of the store are still being resumed."""
         return self._recovery is not None and not self._recovery.done()
 
-    async def _recover_bulk(self, load_all: Callable[[], Any], now: int) -> int:
+    async def _recover_bulk(
+        self, load_many: Callable[[list[str]], Any], order: list[str], now: int
+    ) -> int:
+        """Resume ``order`` (the unfinished matches, oldest first) in chunks of
+        :data:`RECOVERY_CHUNK` logs: one read per chunk, then its replays in slices.
+
+        Chunks, not one read of every log: the rows of a chunk and the replays' transient
+        states are freed before the next chunk is read, and their memory reused, instead of
+        every log being in memory at once. The single read made the process's memory
+        high-water mark (which it keeps) about 15 KB per match above what the matches
+        hold (bench (e))."""
         started = time.perf_counter()
-        count = 0
-        try:
-            logs = await load_all()
-        except Exception:
-            # Matches are still resumed one by one as calls ask for them.
-            log.exception("recovery_read_failed")
-            return 0
-        read_s = time.perf_counter() - started
-        read_logs = len(logs)
-        # A call for a match not reached yet resumes it from here, not from the store.
-        self._read = {stored.created.match_id: stored for stored in logs}
+        count = read_logs = 0
+        read_s = 0.0
+        unread: set[str] = set()
         yielded = time.perf_counter()
-        for stored in logs:
+        for first in range(0, len(order), RECOVERY_CHUNK):
             if self._closing:
                 break
-            match = await self._resume(stored)
-            if match is not None and match.status != "finished":
-                count += 1
-            if time.perf_counter() - yielded > RECOVERY_SLICE_S:
-                await asyncio.sleep(0)  # calls are answered between slices of replays
-                yielded = time.perf_counter()
-        del logs  # the rows are now in the matches; let the read's lists go
-        self._read = {}
-        self._pending.clear()
+            wanted = [m for m in order[first : first + RECOVERY_CHUNK] if m in self._pending]
+            if not wanted:
+                continue
+            reading = time.perf_counter()
+            try:
+                logs = await load_many(wanted)
+            except Exception:
+                # These matches are still resumed one by one as calls ask for them.
+                log.exception("recovery_read_failed")
+                unread.update(wanted)
+                continue
+            read_s += time.perf_counter() - reading
+            read_logs += len(logs)
+            # A call for a match of this chunk resumes it from here, not from the store.
+            self._read = {stored.created.match_id: stored for stored in logs}
+            for stored in logs:
+                if self._closing:
+                    break
+                match = await self._resume(stored)
+                if match is not None and match.status != "finished":
+                    count += 1
+                if time.perf_counter() - yielded > RECOVERY_SLICE_S:
+                    await asyncio.sleep(0)  # calls are answered between slices of replays
+                    yielded = time.perf_counter()
+            del logs  # the rows are now in the matches; let the read's lists go
+            self._read = {}
+        self._pending &= unread
         await self._load_lingering(now)
         log.info(
             "recovered",
@@ -895,7 +918,7 @@ class MatchRuntime:
         on_ack: Callable[[Ack], None] | None,
     ) -> Ack:
         async with self._locked(match_id) as match:
-            stored = match.requests.get((seat, request_id))
+            stored = match.known_request(seat, request_id)
             if stored is not None:
                 return self._acked(match, self._repeat(stored, text), on_ack)
             if match.status == "waiting":

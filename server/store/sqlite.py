@@ -18,6 +18,7 @@ import os
 import queue
 import secrets
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -589,6 +590,15 @@ class SqliteStore:
         """Every unfinished match's whole log, in one operation (recovery in bulk)."""
         return await self._submit(_load_unfinished)
 
+    async def load_many(self, match_ids: Sequence[str]) -> list[MatchLog]:
+        """The logs of ``match_ids`` (those stored), in that order, in one operation: one
+        statement per table for all of them. Recovery reads the unfinished matches in
+        chunks with this rather than all at once (:meth:`load_unfinished`), so the read's
+        transient rows and lists of one chunk are freed and reused by the next instead of
+        raising the process's memory high-water mark by every log at once."""
+        ids = list(match_ids)
+        return await self._submit(lambda conn: _load_many(conn, ids))
+
     async def unfinished_seats(self) -> list[tuple[str, int, bytes]]:
         """(match id, seat, token hash) of every seat of an unfinished match: what a
         restarted server needs to know whose call is whose before it has loaded them."""
@@ -1106,16 +1116,34 @@ def _created(row: tuple[Any, ...]) -> tuple[MatchCreated, MatchFinished | None]:
     return created, finished
 
 
-def _seat(row: tuple[Any, ...]) -> SeatJoined:
-    match_id, seat, name, token_hash, entropy, joined_ms, request_id = row
+def _seat(row: tuple[Any, ...], match_id: str | None = None) -> SeatJoined:
+    stored_id, seat, name, token_hash, entropy, joined_ms, request_id = row
     return SeatJoined(
-        match_id, seat, name, bytes(token_hash), bytes(entropy), joined_ms, request_id or ""
+        match_id or stored_id,
+        seat,
+        name,
+        bytes(token_hash),
+        bytes(entropy),
+        joined_ms,
+        request_id or "",
     )
 
 
-def _action(row: tuple[Any, ...]) -> ActionRow:
-    match_id, seq, seat, request_id, action, server_ms, clock_default = row
-    return ActionRow(match_id, seq, seat, request_id, action, server_ms, bool(clock_default))
+def _action(row: tuple[Any, ...], match_id: str | None = None) -> ActionRow:
+    """An action row as loaded. Rows of a loaded match are kept in memory for as long as
+    the match is (idle matches hold tens of them), so each row shares the match's id string
+    (``match_id``: one object, not one per row, as sqlite3 returns them) and the action's
+    text is interned (a game has few distinct action texts: "select 34", "row 2")."""
+    stored_id, seq, seat, request_id, action, server_ms, clock_default = row
+    return ActionRow(
+        match_id or stored_id,
+        seq,
+        seat,
+        request_id,
+        sys.intern(action),
+        server_ms,
+        bool(clock_default),
+    )
 
 
 def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
@@ -1125,19 +1153,60 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
     if row is None:
         return None
     created, finished = _created(row)
+    match_id = created.match_id
     joined = tuple(
-        _seat(r)
+        _seat(r, match_id)
         for r in conn.execute(
             f"SELECT {_SEAT_COLUMNS} FROM seats WHERE match_id=? ORDER BY seat", (match_id,)
         )
     )
     actions = tuple(
-        _action(r)
+        _action(r, match_id)
         for r in conn.execute(
             f"SELECT {_ACTION_COLUMNS} FROM actions WHERE match_id=? ORDER BY seq", (match_id,)
         )
     )
     return MatchLog(created, joined, actions, finished)
+
+
+def _load_many(conn: sqlite3.Connection, match_ids: list[str]) -> list[MatchLog]:
+    """The stored logs of ``match_ids`` in that order (a missing id is left out), one
+    statement per table and per :data:`_IN_CHUNK` ids."""
+    by_id: dict[str, MatchLog] = {}
+    for start in range(0, len(match_ids), _IN_CHUNK):
+        chunk = match_ids[start : start + _IN_CHUNK]
+        marks = ",".join("?" * len(chunk))
+        ids = {m: m for m in chunk}  # each row gets the caller's id string, shared
+        seats: dict[str, list[SeatJoined]] = {}
+        for r in conn.execute(
+            f"SELECT {_SEAT_COLUMNS} FROM seats WHERE match_id IN ({marks})"
+            " ORDER BY match_id, seat",
+            chunk,
+        ):
+            seats.setdefault(r[0], []).append(_seat(r, ids[r[0]]))
+        actions: dict[str, list[ActionRow]] = {}
+        for r in conn.execute(
+            f"SELECT {_ACTION_COLUMNS} FROM actions WHERE match_id IN ({marks})"
+            " ORDER BY match_id, seq",
+            chunk,
+        ):
+            actions.setdefault(r[0], []).append(_action(r, ids[r[0]]))
+        for row in conn.execute(
+            f"SELECT {_MATCH_COLUMNS} FROM matches WHERE match_id IN ({marks})", chunk
+        ):
+            created, finished = _created(row)
+            match_id = created.match_id
+            by_id[match_id] = MatchLog(
+                created,
+                tuple(seats.get(match_id, ())),
+                tuple(actions.get(match_id, ())),
+                finished,
+            )
+    return [by_id[m] for m in match_ids if m in by_id]
+
+
+_IN_CHUNK = 500
+"""Ids per ``IN (...)`` list: well under SQLite's limit on bound parameters."""
 
 
 def _load_unfinished(conn: sqlite3.Connection) -> list[MatchLog]:
