@@ -543,6 +543,9 @@ class MatchRuntime:
         if match.termination == "expired":
             return  # an expired match's tokens are forgotten
         for joined in match.joined.values():
+            # Keyed by the seat's own bytes (the key recovery put in first is dropped), so
+            # the token hash is held once per seat.
+            self.tokens.pop(joined.token_hash, None)
             self.tokens[joined.token_hash] = (match.id, joined.seat)
 
     def _track(self, match: Match) -> None:

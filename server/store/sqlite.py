@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -604,8 +605,9 @@ class SqliteStore:
         restarted server needs to know whose call is whose before it has loaded them."""
 
         def operation(conn: sqlite3.Connection) -> list[tuple[str, int, bytes]]:
+            ids: dict[str, str] = {}  # one id string per match, not one per seat
             return [
-                (match_id, seat, bytes(token_hash))
+                (ids.setdefault(match_id, match_id), seat, bytes(token_hash))
                 for match_id, seat, token_hash in conn.execute(
                     "SELECT s.match_id, s.seat, s.token_hash FROM seats s"
                     " JOIN matches m ON m.match_id = s.match_id WHERE m.finished_ms IS NULL"
@@ -1094,7 +1096,7 @@ def _created(row: tuple[Any, ...]) -> tuple[MatchCreated, MatchFinished | None]:
         match_id=match_id,
         game=game,
         rules_version=rules_version,
-        options=tuple((k, v) for k, v in _from_json(options)),
+        options=_options(options),
         seats=seats,
         server_seed=bytes(seed),
         commitment=commitment,
@@ -1114,6 +1116,13 @@ def _created(row: tuple[Any, ...]) -> tuple[MatchCreated, MatchFinished | None]:
         else None
     )
     return created, finished
+
+
+@functools.lru_cache(maxsize=256)
+def _options(text: str) -> tuple[tuple[str, str], ...]:
+    """A stored options text as the options tuple, one shared tuple per distinct text:
+    matches of one game and settings (most of them) keep one object between them."""
+    return tuple((k, v) for k, v in _from_json(text))
 
 
 def _seat(row: tuple[Any, ...], match_id: str | None = None) -> SeatJoined:
