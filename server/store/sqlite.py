@@ -360,8 +360,15 @@ class SqliteStore:
                 self._set_writable(True)
         self.batches += 1
         self.operations += len(batch)
+        # One wake-up of each waiting loop for the whole batch, not one per operation: a
+        # call_soon_threadsafe takes the loop's lock and writes its wake-up fd, and under
+        # load a batch holds tens of appends (the group commit).
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for (ok, value), (_operation, future, loop) in zip(results, batch, strict=True):
-            loop.call_soon_threadsafe(_settle, future, ok, value)
+            by_loop.setdefault(loop, []).append((future, ok, value))
+        for loop, settled in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody to tell
+                loop.call_soon_threadsafe(_settle_all, settled)
 
     def _probe(self, conn: sqlite3.Connection) -> None:
         """While writes fail: try a small write, and be writable again when it goes through."""
@@ -997,6 +1004,12 @@ def _open_failure(path: Path, exc: sqlite3.Error | OSError) -> StoreOpenError:
         )
     failure.__cause__ = exc
     return failure
+
+
+def _settle_all(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    """Settle a batch's futures of one loop, in the batch's order."""
+    for future, ok, value in settled:
+        _settle(future, ok, value)
 
 
 def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
