@@ -37,6 +37,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import random
 import re
 import secrets
@@ -206,6 +207,24 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds (user + system) of each thread of a process, by thread id (Linux)."""
+    used: dict[int, float] = {}
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            used[int(task.name)] = (int(fields[11]) + int(fields[12])) / TICKS_PER_S
+    return used
+
+
+def loop_thread_share(pid: int, before: dict[int, float], after: dict[int, float]) -> float | None:
+    """The main thread's (the event loop's) share of a process's CPU between two samples;
+    the rest is the SQLite writer thread (statements, commits, fsync) and gRPC's poller."""
+    spent = {tid: after[tid] - before.get(tid, 0.0) for tid in after}
+    total = sum(spent.values())
+    return spent.get(pid, 0.0) / total if total > 0 else None
+
+
 async def settled(pid: int, quiet_s: float = 0.6, limit_s: float = 120.0) -> float:
     """Wait until the server's CPU stays (almost) idle for ``quiet_s``: recovery and the
     collector's start-up work are over. Returns the seconds waited."""
@@ -221,6 +240,8 @@ async def settled(pid: int, quiet_s: float = 0.6, limit_s: float = 120.0) -> flo
         before = now
     return time.perf_counter() - started
 
+
+TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 GC_LINE = re.compile(r'"largest_pause_ms": ([0-9.]+)')
 RECOVERED_LINE = re.compile(r'"event": "recovered"')
@@ -363,8 +384,12 @@ async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) 
         console.print(f"[dim](b) echo stream: 64 streams, {args.seconds:g} s...[/]")
         echo = await echo_stream(stubs, tables * SEATS, args.warmup, args.seconds, pid)
         console.print(f"[dim](b) game: {tables} matches x {SEATS} bots, {args.seconds:g} s...[/]")
+        threads_before = thread_cpu_seconds(pid)
         game = await game_path(clients, tables, SEATS, "trial", args.warmup, args.seconds, pid)
         results: dict[str, Any] = {"echo": echo.as_json(), "game": game.as_json()}
+        results["game"]["loop_thread_share"] = loop_thread_share(
+            pid, threads_before, thread_cpu_seconds(pid)
+        )
         capacity = game.per_s
         bots = tables * SEATS
         for share in (0.25, 0.5):
@@ -586,6 +611,16 @@ def report(results: dict[str, Any]) -> None:
             fmt(None if cpu_ratio is None else cpu_ratio / TARGETS["b_ratio"]),
             verdict(cpu_ratio, TARGETS["b_ratio"], at_least=True),
         )
+        loop_share = game.get("loop_thread_share")
+        if loop_share is not None:
+            table.add_row(
+                "(b)",
+                "share of the server's CPU on the event loop thread (rest: SQLite writer, poller)",
+                fmt(loop_share, 2),
+                "-",
+                "-",
+                "",
+            )
         for share in ("0.25", "0.5"):
             c = b.get(f"c_{share}")
             if not c:

@@ -492,25 +492,12 @@ class SqliteStore:
         """Store an action if its seq and request id are both new, and it follows the last."""
 
         def operation(conn: sqlite3.Connection) -> AppendResult:
-            (last,) = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM actions WHERE match_id=?", (row.match_id,)
-            ).fetchone()
-            if row.seq == last + 1:
-                inserted = conn.execute(
-                    "INSERT INTO actions (match_id, seq, seat, request_id, action, server_ms,"
-                    " clock_default) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                    (
-                        row.match_id,
-                        row.seq,
-                        row.seat,
-                        row.request_id,
-                        row.action,
-                        row.server_ms,
-                        int(row.clock_default),
-                    ),
-                )
-                if inserted.rowcount == 1:
-                    return AppendResult(AppendStatus.COMMITTED)
+            # One statement: inserted only when it follows the last stored seq (the
+            # sub-select) and its keys are new (ON CONFLICT). A look-up of the last seq
+            # and then the insert were two statements on the writer thread per action.
+            inserted = conn.execute(_APPEND_SQL, _append_params(row))
+            if inserted.rowcount == 1:
+                return AppendResult(AppendStatus.COMMITTED)
             # Not the next seq, or a unique key refused it: a repeated request, or a conflict.
             existing = conn.execute(
                 "SELECT seq, action, server_ms, clock_default FROM actions"
@@ -1004,6 +991,28 @@ def _open_failure(path: Path, exc: sqlite3.Error | OSError) -> StoreOpenError:
         )
     failure.__cause__ = exc
     return failure
+
+
+_APPEND_SQL = (
+    "INSERT INTO actions (match_id, seq, seat, request_id, action, server_ms, clock_default)"
+    " SELECT ?,?,?,?,?,?,? WHERE (SELECT COALESCE(MAX(seq), 0) FROM actions WHERE match_id=?)"
+    " = ? ON CONFLICT DO NOTHING"
+)
+"""Append an action row only when it follows the match's last stored seq."""
+
+
+def _append_params(row: ActionRow) -> tuple[Any, ...]:
+    return (
+        row.match_id,
+        row.seq,
+        row.seat,
+        row.request_id,
+        row.action,
+        row.server_ms,
+        int(row.clock_default),
+        row.match_id,
+        row.seq - 1,
+    )
 
 
 def _settle_all(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
