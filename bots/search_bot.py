@@ -26,7 +26,13 @@ budget (``budget_scale``) where one rollout is long, less exploration where a ra
 action of another seat (a wild bid) swings the score more than any choice of the bot's,
 and ``until_scored``: stop a rollout as soon as the running scores change (checked on
 the observation the playout policy reads anyway; only for games whose running scores are
-public, the same in every seat's observation).
+public, the same in every seat's observation). Three more serve games whose heuristic is
+hard to beat everywhere: ``search_phases`` (search only where the observation's ``phase``
+is listed; elsewhere the heuristic's choice is played, counted in ``delegated``),
+``plausible_tries`` (redraw a world until the heuristic's optional ``plausible(observation)``
+accepts every other seat's view of it: worlds the others' public actions make likely) and
+``overrule_z`` (leave the heuristic's choice only for a gain of that many paired standard
+errors over the worlds).
 
 It samples at most ``samples`` worlds and stops early when its time budget (``budget_ms``,
 capped at ``clock_fraction`` of the move clock's remaining time when the view has a
