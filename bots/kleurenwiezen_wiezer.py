@@ -41,7 +41,9 @@ Running scores (for the search bot's rollouts) are the match's scores so far: th
 once per deal, so the search bot plays its rollouts to the end of the deal (its per-game
 horizon). The heuristic works on engine values, so the same code answers a view
 (:meth:`choose`, through the wire's decoder) and a seat's observation in a world the search
-bot samples (:meth:`act`): it is Kleurenwiezen's playout policy there.
+bot samples (:meth:`act`): it is Kleurenwiezen's playout policy there. Its bidding rules
+also judge the search bot's worlds (:meth:`plausible`): a world where a seat asked a colour
+it hardly holds is drawn again.
 """
 
 from __future__ import annotations
