@@ -181,7 +181,7 @@ class SleepyBot(RandomBot):
 async def test_a_blocking_bot_on_many_seats_leaves_the_event_loop_free(
     running: Running,
 ) -> None:
-    think_s = 0.12
+    think_s = 0.2
     target = f"127.0.0.1:{running.port}"
     stalls: list[float] = []
     done = asyncio.Event()
@@ -216,8 +216,9 @@ async def test_a_blocking_bot_on_many_seats_leaves_the_event_loop_free(
             done.set()
             await watcher
         assert all(f.status == FINISHED for f in finals)
-        # On the loop, every decision stalled it for think_s; off it, nothing comes close.
-        assert max(stalls) < think_s / 2, sorted(stalls)[-5:]
+        # On the loop, every decision stalls it for at least think_s; off it, no stall lasts
+        # a whole decision (what remains is scheduling on a shared machine).
+        assert max(stalls) < think_s, sorted(stalls)[-5:]
         loop_thread = threading.get_ident()
         assert all(bot.threads and loop_thread not in bot.threads for bot in slow)
         for seats in matches:
