@@ -107,9 +107,12 @@ class Tuning:
 #: (``plausible_tries``) until every other seat's hand fits its bids (WiezerBot.plausible:
 #: an asker holds its colour), which a uniform deal ignores. Measured with
 #: ``scripts/kleurenwiezen_h2h.py search wiezer --samples 8`` (one search seat rotated, 95%
-#: intervals; "paired": minus wiezer's own result in that seat of the same deals):
-#: card play only, 80 matches in-process: utility +0.03 ± 0.16, paired point margin
-#: +1.4 ± 4.0; with plausible worlds: see the README's bot table for the final figures.
+#: intervals; "paired": minus wiezer's own result in that seat of the same deals). This
+#: table, 200 matches: in-process utility +0.02 ± 0.10, point margin +0.8 ± 2.0, paired
+#: utility +0.07 ± 0.12, paired margin +1.9 ± 2.4; through a server utility +0.06 ± 0.10,
+#: point margin +1.1 ± 2.1. A small edge, not yet a significant one. Tried and dropped
+#: (in-process, 8 worlds): uniform worlds (80 matches: paired margin +1.4 ± 4.0),
+#: ``explore=0`` (no better), ``overrule_z=1`` (60 matches: paired margin -1.9 ± 3.4).
 TUNING: dict[str, Tuning] = {
     "kleurenwiezen": Tuning(
         horizon=20,
