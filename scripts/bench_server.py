@@ -505,6 +505,7 @@ async def recovery_run(folder: Path, args: argparse.Namespace) -> dict[str, Any]
     recovered_s = None
     sample_waits: list[float] = []
     failures = 0
+    first_error: list[str] = []
     try:
         while proc._poll_started() is None:  # the port, once written
             if time.perf_counter() - spawned > 60:
@@ -527,7 +528,16 @@ async def recovery_run(folder: Path, args: argparse.Namespace) -> dict[str, Any]
             chooser = random.Random(7)
             sample = chooser.sample(stored, min(args.recovery_samples, len(stored)))
 
+            # Under the server's cap on open calls per connection (128, rpc/limits.py):
+            # 200 calls at once on one channel were partly refused RESOURCE_EXHAUSTED,
+            # rightly, which is the limit at work rather than recovery.
+            open_calls = asyncio.Semaphore(64)
+
             async def probe(one: StoredMatch) -> None:
+                async with open_calls:
+                    await probe_one(one)
+
+            async def probe_one(one: StoredMatch) -> None:
                 nonlocal failures
                 seat = one.to_act[0] if one.to_act else 0
                 started = time.perf_counter()
@@ -535,8 +545,10 @@ async def recovery_run(folder: Path, args: argparse.Namespace) -> dict[str, Any]
                     view = await client.get_view(Seat(one.match_id, seat, one.tokens[seat]))
                     if view.version < 1:
                         failures += 1
-                except grpc.aio.AioRpcError:
+                        first_error.append(f"version {view.version}")
+                except grpc.aio.AioRpcError as exc:
                     failures += 1
+                    first_error.append(f"{exc.code().name}: {exc.details()}")
                 sample_waits.append(time.perf_counter() - started)
 
             await asyncio.gather(*(probe(one) for one in sample))
@@ -564,6 +576,7 @@ async def recovery_run(folder: Path, args: argparse.Namespace) -> dict[str, Any]
         "all_playable_s": recovered_s,
         "sampled_calls": len(waits),
         "sampled_failures": failures,
+        "first_error": first_error[0] if first_error else "",
         "sampled_wait_p50_ms": percentile_ms(waits, 0.5),
         "sampled_wait_max_ms": 1e3 * waits[-1] if waits else None,
         "largest_gc_pause_ms": largest_gc_pause_ms(proc.log_path.read_text(errors="replace")),
