@@ -63,7 +63,6 @@ from speeltafel.server.store.base import (
     AppendResult,
     AppendStatus,
     BotCredential,
-    DeckPresets,
     FixtureMatch,
     FixtureResult,
     MatchCreated,
@@ -73,6 +72,12 @@ from speeltafel.server.store.base import (
     StoreOpenError,
     StoreUnavailable,
     TournamentRow,
+)
+from speeltafel.server.store.rows import (
+    MATCH_COLUMNS,
+    match_parts,
+    presets_to_json,
+    rows_to_json,
 )
 
 SCHEMA_VERSION = 3
@@ -236,28 +241,6 @@ def redacted(conninfo: str) -> str:
     port = params.get("port") or 5432
     user = f"{params['user']}@" if params.get("user") else ""
     return f"postgresql://{user}{host}:{port}/{params.get('dbname', '')}"
-
-
-def _to_json(rows: tuple[tuple[str, ...], ...]) -> str:
-    return json.dumps([list(row) for row in rows], separators=(",", ":"))
-
-
-def _from_json(text: str) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(str(item) for item in row) for row in json.loads(text))
-
-
-def _presets_to_json(presets: DeckPresets) -> str:
-    """``{"deck": [[card, ...], ...], ...}`` in the game's deck order (SQLite's schema 3)."""
-    by_deck = {name: [list(order) for order in orders] for name, orders in presets}
-    return json.dumps(by_deck, separators=(",", ":"))
-
-
-def _presets_from_json(text: str) -> DeckPresets:
-    value = json.loads(text)
-    return tuple(
-        (str(name), tuple(tuple(str(card) for card in order) for order in orders))
-        for name, orders in value.items()
-    )
 
 
 def payloads(origin: str, match_ids: Iterable[str]) -> list[str]:
@@ -588,12 +571,12 @@ class PostgresStore:
                     created.match_id,
                     created.game,
                     created.rules_version,
-                    _to_json(created.options),
+                    rows_to_json(created.options),
                     created.seats,
                     created.server_seed,
                     created.commitment,
                     created.move_clock_ms,
-                    _presets_to_json(created.presets),
+                    presets_to_json(created.presets),
                     created.created_ms,
                     created.request_id or None,
                     created.token_key,
@@ -1177,52 +1160,13 @@ async def _migrate(conn: Conn, name: str) -> str:
 
 async def _load(conn: Conn, match_id: str) -> MatchLog | None:
     cursor = await conn.execute(
-        "SELECT game, rules_version, options, seats, server_seed, commitment, move_clock_ms,"
-        " presets, created_ms, finished_ms, final_hash, request_id, token_key, termination,"
-        " time_bank_ms, max_misses, forfeit, deal FROM matches WHERE match_id = %s",
+        f"SELECT {MATCH_COLUMNS} FROM matches WHERE match_id = %s",
         (match_id,),
     )
     row = await cursor.fetchone()
     if row is None:
         return None
-    (
-        game,
-        rules_version,
-        options,
-        seats,
-        seed,
-        commitment,
-        clock,
-        presets,
-        created_ms,
-        finished_ms,
-        final_hash,
-        request_id,
-        token_key,
-        termination,
-        time_bank_ms,
-        max_misses,
-        forfeit,
-        deal,
-    ) = row
-    created = MatchCreated(
-        match_id=match_id,
-        game=game,
-        rules_version=rules_version,
-        options=tuple((k, v) for k, v in _from_json(options)),
-        seats=seats,
-        server_seed=bytes(seed),
-        commitment=commitment,
-        move_clock_ms=clock,
-        presets=_presets_from_json(presets),
-        created_ms=created_ms,
-        request_id=request_id or "",
-        token_key=bytes(token_key),
-        time_bank_ms=time_bank_ms,
-        max_misses=max_misses,
-        forfeit=forfeit,
-        deal=deal,
-    )
+    created, finished = match_parts(tuple(row))
     cursor = await conn.execute(
         "SELECT seat, name, token_hash, entropy, joined_ms, request_id FROM seats"
         " WHERE match_id = %s ORDER BY seat",
@@ -1238,11 +1182,6 @@ async def _load(conn: Conn, match_id: str) -> MatchLog | None:
         (match_id,),
     )
     actions = tuple(ActionRow(match_id, *r) for r in await cursor.fetchall())
-    finished = (
-        MatchFinished(match_id, finished_ms, final_hash or "", termination or "normal")
-        if finished_ms is not None
-        else None
-    )
     return MatchLog(created, joined, actions, finished)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import os
 import queue
@@ -31,7 +30,6 @@ from speeltafel.server.store.base import (
     AppendResult,
     AppendStatus,
     BotCredential,
-    DeckPresets,
     FixtureMatch,
     FixtureResult,
     MatchCreated,
@@ -41,6 +39,12 @@ from speeltafel.server.store.base import (
     StoreOpenError,
     StoreUnavailable,
     TournamentRow,
+)
+from speeltafel.server.store.rows import (
+    MATCH_COLUMNS,
+    match_parts,
+    presets_to_json,
+    rows_to_json,
 )
 
 T = TypeVar("T")
@@ -148,7 +152,8 @@ def migrate(conn: sqlite3.Connection) -> None:
     of a seat and the termination of a finished match; every match created before gets a
     fresh token key (its seats joined without request ids, so no token derives from it).
     Version 3 changes how new rows store preset decks (by deck name); older rows are read
-    as they are (see :func:`_presets_from_json`), so it rewrites nothing.
+    as they are (see :func:`speeltafel.server.store.rows.presets_from_json`), so it
+    rewrites nothing.
     Version 4 adds the tournament tables (created by SCHEMA) and a match's clock policy and
     deal description (columns with defaults that mean "none", so older rows read as the
     plain matches they were).
@@ -215,33 +220,6 @@ def unavailable_cause(exc: BaseException) -> str | None:
     if code & 0xFF not in UNAVAILABLE_CODES:  # extended codes keep the primary in the low byte
         return None
     return str(getattr(exc, "sqlite_errorname", None) or f"SQLite error {code}")
-
-
-def _to_json(rows: tuple[tuple[str, ...], ...]) -> str:
-    return json.dumps([list(row) for row in rows], separators=(",", ":"))
-
-
-def _from_json(text: str) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(str(item) for item in row) for row in json.loads(text))
-
-
-def _presets_to_json(presets: DeckPresets) -> str:
-    """``{"deck": [[card, ...], ...], ...}`` in the game's deck order."""
-    by_deck = {name: [list(order) for order in orders] for name, orders in presets}
-    return json.dumps(by_deck, separators=(",", ":"))
-
-
-def _presets_from_json(text: str) -> DeckPresets:
-    """Preset decks by name; a JSON list (schema 2 and before) is orders of the deck ""
-    (the game's first)."""
-    value = json.loads(text)
-    if isinstance(value, list):
-        orders = tuple(tuple(str(card) for card in order) for order in value)
-        return (("", orders),) if orders else ()
-    return tuple(
-        (str(name), tuple(tuple(str(card) for card in order) for order in orders))
-        for name, orders in value.items()
-    )
 
 
 class SqliteStore:
@@ -448,12 +426,12 @@ class SqliteStore:
                     created.match_id,
                     created.game,
                     created.rules_version,
-                    _to_json(created.options),
+                    rows_to_json(created.options),
                     created.seats,
                     created.server_seed,
                     created.commitment,
                     created.move_clock_ms,
-                    _presets_to_json(created.presets),
+                    presets_to_json(created.presets),
                     created.created_ms,
                     created.request_id or None,
                     created.token_key,
@@ -548,9 +526,9 @@ class SqliteStore:
                 " termination) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (
-                        c.match_id, c.game, c.rules_version, _to_json(c.options), c.seats,
+                        c.match_id, c.game, c.rules_version, rows_to_json(c.options), c.seats,
                         c.server_seed, c.commitment, c.move_clock_ms,
-                        _presets_to_json(c.presets), c.created_ms, c.request_id or None,
+                        presets_to_json(c.presets), c.created_ms, c.request_id or None,
                         c.token_key, c.time_bank_ms, c.max_misses, c.forfeit, c.deal,
                         f.finished_ms if f else None, f.final_hash if f else None,
                         f.termination if f else None,
@@ -1082,69 +1060,8 @@ def _tournament(found: tuple[Any, ...]) -> TournamentRow:
     )
 
 
-_MATCH_COLUMNS = (
-    "match_id, game, rules_version, options, seats, server_seed, commitment, move_clock_ms,"
-    " presets, created_ms, finished_ms, final_hash, request_id, token_key, termination,"
-    " time_bank_ms, max_misses, forfeit, deal"
-)
 _SEAT_COLUMNS = "match_id, seat, name, token_hash, entropy, joined_ms, request_id"
 _ACTION_COLUMNS = "match_id, seq, seat, request_id, action, server_ms, clock_default"
-
-
-def _created(row: tuple[Any, ...]) -> tuple[MatchCreated, MatchFinished | None]:
-    """A ``matches`` row (in :data:`_MATCH_COLUMNS` order) as its created and finished parts."""
-    (
-        match_id,
-        game,
-        rules_version,
-        options,
-        seats,
-        seed,
-        commitment,
-        clock,
-        presets,
-        created_ms,
-        finished_ms,
-        final_hash,
-        request_id,
-        token_key,
-        termination,
-        time_bank_ms,
-        max_misses,
-        forfeit,
-        deal,
-    ) = row
-    created = MatchCreated(
-        match_id=match_id,
-        game=game,
-        rules_version=rules_version,
-        options=_options(options),
-        seats=seats,
-        server_seed=bytes(seed),
-        commitment=commitment,
-        move_clock_ms=clock,
-        presets=_presets_from_json(presets),
-        created_ms=created_ms,
-        request_id=request_id or "",
-        token_key=bytes(token_key or b""),
-        time_bank_ms=time_bank_ms,
-        max_misses=max_misses,
-        forfeit=forfeit,
-        deal=deal,
-    )
-    finished = (
-        MatchFinished(match_id, finished_ms, final_hash or "", termination or "normal")
-        if finished_ms is not None
-        else None
-    )
-    return created, finished
-
-
-@functools.lru_cache(maxsize=256)
-def _options(text: str) -> tuple[tuple[str, str], ...]:
-    """A stored options text as the options tuple, one shared tuple per distinct text:
-    matches of one game and settings (most of them) keep one object between them."""
-    return tuple((k, v) for k, v in _from_json(text))
 
 
 def _seat(row: tuple[Any, ...], match_id: str | None = None) -> SeatJoined:
@@ -1179,11 +1096,11 @@ def _action(row: tuple[Any, ...], match_id: str | None = None) -> ActionRow:
 
 def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
     row = conn.execute(
-        f"SELECT {_MATCH_COLUMNS} FROM matches WHERE match_id=?", (match_id,)
+        f"SELECT {MATCH_COLUMNS} FROM matches WHERE match_id=?", (match_id,)
     ).fetchone()
     if row is None:
         return None
-    created, finished = _created(row)
+    created, finished = match_parts(row)
     match_id = created.match_id
     joined = tuple(
         _seat(r, match_id)
@@ -1223,9 +1140,9 @@ def _load_many(conn: sqlite3.Connection, match_ids: list[str]) -> list[MatchLog]
         ):
             actions.setdefault(r[0], []).append(_action(r, ids[r[0]]))
         for row in conn.execute(
-            f"SELECT {_MATCH_COLUMNS} FROM matches WHERE match_id IN ({marks})", chunk
+            f"SELECT {MATCH_COLUMNS} FROM matches WHERE match_id IN ({marks})", chunk
         ):
-            created, finished = _created(row)
+            created, finished = match_parts(row)
             match_id = created.match_id
             by_id[match_id] = MatchLog(
                 created,
@@ -1245,7 +1162,7 @@ def _load_unfinished(conn: sqlite3.Connection) -> list[MatchLog]:
     (the per-match :func:`_load` made 10,000 matches 30,000 statements and as many round
     trips to the writer thread). Rows come in key order, so each table is walked once."""
     matches = conn.execute(
-        f"SELECT {_MATCH_COLUMNS} FROM matches WHERE finished_ms IS NULL ORDER BY created_ms, rowid"
+        f"SELECT {MATCH_COLUMNS} FROM matches WHERE finished_ms IS NULL ORDER BY created_ms, rowid"
     ).fetchall()
     seats: dict[str, list[SeatJoined]] = {}
     for r in conn.execute(
@@ -1263,7 +1180,7 @@ def _load_unfinished(conn: sqlite3.Connection) -> list[MatchLog]:
         actions.setdefault(r[0], []).append(_action(r))
     logs = []
     for row in matches:
-        created, finished = _created(row)
+        created, finished = match_parts(row)
         match_id = created.match_id
         logs.append(
             MatchLog(
