@@ -52,10 +52,14 @@ def created(match_id: str) -> MatchCreated:
 
 
 async def worker(url: str, process: int, match_ids: list[str]) -> dict[str, Any]:
-    """One racing process: its acknowledgements and what it met."""
+    """One racing process: its acknowledgements and what it met. Once its store is open it
+    prints ``ready`` and waits for a line on stdin, so the test starts the three processes
+    together and they really race (one that started late would find every match done)."""
     from speeltafel.server.store.postgres import PostgresStore
 
     store = await PostgresStore.open(url, listen=False)
+    print("ready", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     rnd = random.Random(process)
     acks: list[tuple[str, int, str, int]] = []  # (match, seat, request id, seq)
     met: Counter[str] = Counter()
@@ -124,6 +128,7 @@ async def test_three_processes_race_appends_and_lose_nothing(
                 postgres_url,
                 str(p),
                 ",".join(match_ids),
+                stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=logs_of[p].open("wb"),
             )
@@ -132,6 +137,13 @@ async def test_three_processes_race_appends_and_lose_nothing(
         outputs = []
         try:
             async with asyncio.timeout(RUN_TIMEOUT_S):
+                for proc in processes:  # every racer's store is open: start them together
+                    assert proc.stdout is not None
+                    assert await proc.stdout.readline() == b"ready\n"
+                for proc in processes:
+                    assert proc.stdin is not None
+                    proc.stdin.write(b"go\n")
+                    await proc.stdin.drain()
                 for p, proc in enumerate(processes):
                     out, _ = await proc.communicate()
                     assert proc.returncode == 0, f"racer {p} failed:\n{logs_of[p].read_text()}"
