@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import random
 import secrets
 import time
@@ -75,9 +74,14 @@ from speeltafel.server.store.base import (
 )
 from speeltafel.server.store.rows import (
     MATCH_COLUMNS,
+    TOURNAMENT_COLUMNS,
+    definition_json,
+    fixture_result,
     match_parts,
     presets_to_json,
+    result_json,
     rows_to_json,
+    tournament_row,
 )
 
 SCHEMA_VERSION = 3
@@ -768,12 +772,12 @@ class PostgresStore:
 
         async def run(conn: Conn) -> tuple[TournamentRow, None]:
             cursor = await conn.execute(
-                f"INSERT INTO tournaments ({_TOURNAMENT_COLUMNS})"
+                f"INSERT INTO tournaments ({TOURNAMENT_COLUMNS})"
                 " VALUES (%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (request_id) DO NOTHING",
                 (
                     row.tournament_id,
                     row.request_id or None,
-                    _definition_json(row),
+                    definition_json(row),
                     row.seed,
                     row.secret,
                     row.created_ms,
@@ -784,12 +788,12 @@ class PostgresStore:
             if cursor.rowcount == 1:
                 return row, None
             found = await conn.execute(
-                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE request_id = %s",
+                f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE request_id = %s",
                 (row.request_id,),
             )
             stored = await found.fetchone()
             assert stored is not None, "a request id conflict without its tournament"
-            return _tournament(stored), None
+            return tournament_row(stored), None
 
         stored: TournamentRow = await self._submit(("~tournament", 0, 0), run)
         return stored
@@ -809,9 +813,9 @@ class PostgresStore:
 
         async def read(conn: Conn) -> list[TournamentRow]:
             cursor = await conn.execute(
-                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments ORDER BY created_ms, created"
+                f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments ORDER BY created_ms, created"
             )
-            return [_tournament(r) for r in await cursor.fetchall()]
+            return [tournament_row(r) for r in await cursor.fetchall()]
 
         return await self._read(read)
 
@@ -826,19 +830,7 @@ class PostgresStore:
 
     async def put_result(self, result: FixtureResult) -> None:
         """Record a fixture's result (the first record stays)."""
-        text = json.dumps(
-            {
-                "scores": list(result.scores),
-                "ranks": list(result.ranks),
-                "utilities": list(result.utilities),
-                "termination": result.termination,
-                "misses": list(result.misses),
-                "rejected": list(result.rejected),
-                "forfeited": list(result.forfeited),
-                "rated": result.rated,
-            },
-            separators=(",", ":"),
-        )
+        text = result_json(result)
         await self._write(
             ("~tournament", 2, result.fixture),
             "INSERT INTO tournament_fixtures (tournament_id, fixture, match_id, result)"
@@ -869,7 +861,7 @@ class PostgresStore:
                 " WHERE tournament_id = %s AND result IS NOT NULL ORDER BY fixture",
                 (tournament_id,),
             )
-            return [_fixture_result(tournament_id, *r) for r in await cursor.fetchall()]
+            return [fixture_result(tournament_id, *r) for r in await cursor.fetchall()]
 
         return await self._read(read)
 
@@ -1183,72 +1175,3 @@ async def _load(conn: Conn, match_id: str) -> MatchLog | None:
     )
     actions = tuple(ActionRow(match_id, *r) for r in await cursor.fetchall())
     return MatchLog(created, joined, actions, finished)
-
-
-_TOURNAMENT_COLUMNS = (
-    "tournament_id, request_id, definition, seed, secret, created_ms, status, finished_ms"
-)
-
-
-def _definition_json(row: TournamentRow) -> str:
-    """The fixed part of a tournament (what its schedule derives from), as SQLite keeps it."""
-    return json.dumps(
-        {
-            "name": row.name,
-            "game": row.game,
-            "options": [list(pair) for pair in row.options],
-            "format": row.format,
-            "participants": list(row.participants),
-            "seats": row.seats,
-            "rounds": row.rounds,
-            "max_matches": row.max_matches,
-            "move_clock_ms": row.move_clock_ms,
-            "time_bank_ms": row.time_bank_ms,
-            "max_misses": row.max_misses,
-            "forfeit": row.forfeit,
-        },
-        separators=(",", ":"),
-    )
-
-
-def _tournament(found: Any) -> TournamentRow:
-    tournament_id, request_id, definition, seed, secret, created_ms, status, finished_ms = found
-    value = json.loads(definition)
-    return TournamentRow(
-        tournament_id=tournament_id,
-        request_id=request_id or "",
-        name=str(value["name"]),
-        game=str(value["game"]),
-        options=tuple((str(k), str(v)) for k, v in value["options"]),
-        format=str(value["format"]),
-        participants=tuple(str(p) for p in value["participants"]),
-        seats=int(value["seats"]),
-        rounds=int(value["rounds"]),
-        max_matches=int(value["max_matches"]),
-        move_clock_ms=int(value["move_clock_ms"]),
-        time_bank_ms=int(value["time_bank_ms"]),
-        max_misses=int(value["max_misses"]),
-        forfeit=str(value["forfeit"]),
-        seed=bytes(seed),
-        secret=bytes(secret),
-        created_ms=created_ms,
-        status=status,
-        finished_ms=finished_ms,
-    )
-
-
-def _fixture_result(tournament_id: str, fixture: int, match_id: str, text: str) -> FixtureResult:
-    value = json.loads(text)
-    return FixtureResult(
-        tournament_id,
-        fixture,
-        match_id,
-        tuple(int(x) for x in value["scores"]),
-        tuple(int(x) for x in value["ranks"]),
-        tuple(float(x) for x in value["utilities"]),
-        str(value["termination"]),
-        tuple(int(x) for x in value["misses"]),
-        tuple(int(x) for x in value["rejected"]),
-        tuple(bool(x) for x in value["forfeited"]),
-        bool(value["rated"]),
-    )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import queue
 import secrets
@@ -42,9 +41,14 @@ from speeltafel.server.store.base import (
 )
 from speeltafel.server.store.rows import (
     MATCH_COLUMNS,
+    TOURNAMENT_COLUMNS,
+    definition_json,
+    fixture_result,
     match_parts,
     presets_to_json,
+    result_json,
     rows_to_json,
+    tournament_row,
 )
 
 T = TypeVar("T")
@@ -641,17 +645,17 @@ class SqliteStore:
         def operation(conn: sqlite3.Connection) -> TournamentRow:
             if row.request_id:
                 found = conn.execute(
-                    f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE request_id=?",
+                    f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE request_id=?",
                     (row.request_id,),
                 ).fetchone()
                 if found is not None:
-                    return _tournament(found)
+                    return tournament_row(found)
             conn.execute(
-                f"INSERT INTO tournaments ({_TOURNAMENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                f"INSERT INTO tournaments ({TOURNAMENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                 (
                     row.tournament_id,
                     row.request_id or None,
-                    _definition_json(row),
+                    definition_json(row),
                     row.seed,
                     row.secret,
                     row.created_ms,
@@ -679,9 +683,9 @@ class SqliteStore:
 
         def operation(conn: sqlite3.Connection) -> list[TournamentRow]:
             rows = conn.execute(
-                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments ORDER BY created_ms, rowid"
+                f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments ORDER BY created_ms, rowid"
             )
-            return [_tournament(r) for r in rows.fetchall()]
+            return [tournament_row(r) for r in rows.fetchall()]
 
         return await self._submit(operation)
 
@@ -697,19 +701,7 @@ class SqliteStore:
 
     async def put_result(self, result: FixtureResult) -> None:
         """Record a fixture's result (the first record stays)."""
-        text = json.dumps(
-            {
-                "scores": list(result.scores),
-                "ranks": list(result.ranks),
-                "utilities": list(result.utilities),
-                "termination": result.termination,
-                "misses": list(result.misses),
-                "rejected": list(result.rejected),
-                "forfeited": list(result.forfeited),
-                "rated": result.rated,
-            },
-            separators=(",", ":"),
-        )
+        text = result_json(result)
         await self._submit(
             lambda conn: conn.execute(
                 "INSERT INTO tournament_fixtures (tournament_id, fixture, match_id, result)"
@@ -743,22 +735,7 @@ class SqliteStore:
             )
             found = []
             for fixture, match_id, text in rows.fetchall():
-                value = json.loads(text)
-                found.append(
-                    FixtureResult(
-                        tournament_id,
-                        fixture,
-                        match_id,
-                        tuple(int(x) for x in value["scores"]),
-                        tuple(int(x) for x in value["ranks"]),
-                        tuple(float(x) for x in value["utilities"]),
-                        str(value["termination"]),
-                        tuple(int(x) for x in value["misses"]),
-                        tuple(int(x) for x in value["rejected"]),
-                        tuple(bool(x) for x in value["forfeited"]),
-                        bool(value["rated"]),
-                    )
-                )
+                found.append(fixture_result(tournament_id, fixture, match_id, text))
             return found
 
         return await self._submit(operation)
@@ -1006,58 +983,6 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
         future.set_result(value)
     else:
         future.set_exception(value)
-
-
-_TOURNAMENT_COLUMNS = (
-    "tournament_id, request_id, definition, seed, secret, created_ms, status, finished_ms"
-)
-
-
-def _definition_json(row: TournamentRow) -> str:
-    """The fixed part of a tournament (what its schedule derives from) as JSON."""
-    return json.dumps(
-        {
-            "name": row.name,
-            "game": row.game,
-            "options": [list(pair) for pair in row.options],
-            "format": row.format,
-            "participants": list(row.participants),
-            "seats": row.seats,
-            "rounds": row.rounds,
-            "max_matches": row.max_matches,
-            "move_clock_ms": row.move_clock_ms,
-            "time_bank_ms": row.time_bank_ms,
-            "max_misses": row.max_misses,
-            "forfeit": row.forfeit,
-        },
-        separators=(",", ":"),
-    )
-
-
-def _tournament(found: tuple[Any, ...]) -> TournamentRow:
-    tournament_id, request_id, definition, seed, secret, created_ms, status, finished_ms = found
-    value = json.loads(definition)
-    return TournamentRow(
-        tournament_id=tournament_id,
-        request_id=request_id or "",
-        name=str(value["name"]),
-        game=str(value["game"]),
-        options=tuple((str(k), str(v)) for k, v in value["options"]),
-        format=str(value["format"]),
-        participants=tuple(str(p) for p in value["participants"]),
-        seats=int(value["seats"]),
-        rounds=int(value["rounds"]),
-        max_matches=int(value["max_matches"]),
-        move_clock_ms=int(value["move_clock_ms"]),
-        time_bank_ms=int(value["time_bank_ms"]),
-        max_misses=int(value["max_misses"]),
-        forfeit=str(value["forfeit"]),
-        seed=bytes(seed),
-        secret=bytes(secret),
-        created_ms=created_ms,
-        status=status,
-        finished_ms=finished_ms,
-    )
 
 
 _SEAT_COLUMNS = "match_id, seat, name, token_hash, entropy, joined_ms, request_id"
