@@ -24,7 +24,9 @@ from speeltafel.server.engine.games.kleurenwiezen import (
     alone,
     ask,
     bid,
+    discard,
     join,
+    play,
     score_deal,
 )
 
@@ -118,6 +120,31 @@ def test_kleine_miserie_by_two(seats: int) -> None:
 
 
 @SEATS
+def test_kleine_miserie_by_two_lost_by_both(seats: int) -> None:
+    # P1 holds twelve spades and the club ace, P2 twelve clubs and the spade ace: P1's
+    # spade lead forces P2's ace, and P2's club lead forces P1's.
+    hands = [[*suit("S", "KQJT98765432"), "AC"], [*suit("C", "KQJT98765432"), "AS"]]
+    state = act(new(hands, seats=seats), bid(KM), bid(KM), PASS, PASS)
+    p1, p2, p3, p4 = state.active
+    assert state.contract is not None and state.contract.declarers == (p1, p2)
+    for seat, card in ((p1, "2S"), (p2, "2C"), (p3, "2D"), (p4, "2H")):
+        state = GAME.apply(state, seat, discard(card))
+    assert state.turn == p1
+    state = act(state, play("3S"))
+    assert GAME.legal_actions(state, p2) == (play("AS"),)
+    state = act(state, play("AS"), play("3D"), play("3H"))
+    assert state.tricks[0].winner == p2 and state.turn == p2
+    state = act(state, play("3C"))
+    assert GAME.to_act(state) == (p3,)
+    state = act(state, play("4D"), play("4H"), play("AC"))
+    assert state.tricks[1].winner == p1
+    points = played(state, KM)
+    assert finish(state).results[0].declarer_tricks == (11, 1)
+    # Both declarers took a trick: each pays 9, each opponent gets 9 (section 9, D9).
+    assert points == by_position(state, -9, -9, 9, 9)
+
+
+@SEATS
 def test_abondance_won_and_lost(seats: int) -> None:
     won = act(new(seats=seats), PASS, PASS, PASS, bid(AB, 9, "H"))
     assert won.turn == won.active[3], "the abondance declarer leads"
@@ -189,6 +216,33 @@ def test_troel_with_another_trump_needs_ten(seats: int) -> None:
     # P2 wins trick 2 with the diamond ace, P1 trumps the hearts back and keeps the lead:
     # 13 tricks for the pair, X = (4 + 2 * 3) * 2 = 20.
     assert played(state, ContractKind.TROEL) == by_position(state, 20, 20, -20, -20)
+
+
+@SEATS
+def test_troel_lost(seats: int) -> None:
+    # P2 holds three aces, P1 the club ace and the 2 of clubs; P3 holds the other eleven
+    # clubs. P1 wins trick 1 with the ace and leads the 2 of clubs: clubs are trump,
+    # target 9, and P3 trumps nearly everything from there.
+    hands = [
+        ["AC", "2C", *suit("D", "KQJT9876543")],
+        ["AS", "AD", "AH", "2D", *suit("S", "KQJT98765")],
+        [*suit("C", "KQJT9876543"), "2S", "3S"],
+    ]
+    state = act(new(hands, seats=seats), PASS, PASS, PASS, PASS)
+    p1, p2, p3, _p4 = state.active
+    assert state.contract is not None and state.contract.declarers == (p2, p1)
+    state = finish_trick(act(state, GAME.parse_action("play:AC")))
+    assert state.tricks[0].winner == p1
+    state = act(state, GAME.parse_action("play:2C"))
+    assert (state.trump, state.target) == ("C", 9)
+    points = played(state, ContractKind.TROEL)
+    final = finish(state)
+    (taken,) = final.results[0].declarer_tricks
+    winners = [trick.winner for trick in final.tricks]
+    assert taken == sum(w in (p1, p2) for w in winners) == 3
+    assert winners[1] == p3
+    # m = 3 < 9: X = -(4 + 2 * (9 - 3)) = -16 for each partner, +16 for each opponent.
+    assert points == by_position(state, -16, -16, 16, 16)
 
 
 def finish_trick(state: WiezenState) -> WiezenState:
