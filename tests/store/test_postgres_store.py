@@ -8,7 +8,9 @@ connection, a bogus port refuses connections.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -171,6 +173,28 @@ async def test_one_failing_operation_leaves_the_rest_of_its_batch(store: Postgre
     log = await store.load("m1")
     assert log is not None and len(log.actions) == 1 and len(log.seats) == 1
     assert store.writable
+
+
+async def test_a_batch_whose_transaction_was_aborted_unseen_is_not_acknowledged(
+    store: PostgresStore,
+) -> None:
+    """An operation that swallows its own error leaves the batch's transaction aborted, and
+    COMMIT then rolls back without an error. A batch that moved no match (no NOTIFY that
+    would fail first) must still not answer success for what was never stored."""
+
+    async def swallowing(conn: psycopg.AsyncConnection[Any]) -> tuple[None, None]:
+        with contextlib.suppress(psycopg.errors.DivisionByZero):
+            await conn.execute("SELECT 1 / 0")
+        return None, None
+
+    # One batch, sorted by key: the match (kind 0), then the operation (kind 9).
+    results = await asyncio.gather(
+        store.create(created()), store._submit(("m1", 9, 0), swallowing), return_exceptions=True
+    )
+    assert all(isinstance(r, RuntimeError) for r in results), results
+    assert await store.load("m1") is None
+    assert await store.create(created()) == created()
+    assert await store.load("m1") is not None
 
 
 # --------------------------------------------------------------------------- batching
