@@ -2,7 +2,8 @@
 
 Faults are real: a read-only session (``default_transaction_read_only``) makes PostgreSQL
 refuse writes with read_only_sql_transaction, ``pg_terminate_backend`` kills the writer's
-connection, a bogus port refuses connections.
+connection (also inside its COMMIT, held there by a deferred trigger), a second connection
+deadlocks with the writer's batch, a bogus port refuses connections.
 """
 
 from __future__ import annotations
