@@ -19,10 +19,14 @@ Decisions:
 - **One failure fails one operation.** A PostgreSQL error aborts the whole transaction, so
   an operation that fails for its own reason (a bug, a foreign key) is answered with its
   error and the batch runs again without it; no savepoints on the common path.
-- **Acknowledged after the commit.** Futures are resolved only once ``COMMIT`` returned.
-  A connection lost during the commit leaves its outcome unknown: the callers get
-  StoreUnavailable, and a retry with the same request id finds the row (a duplicate) or
-  stores it, so nothing is lost or applied twice.
+- **Acknowledged after the commit.** Futures are resolved only once ``COMMIT`` returned,
+  and answers computed by a run of the batch that was then rolled back (a deadlock, a
+  failing operation) are dropped: the batch runs again and is answered from that run.
+  ``COMMIT`` is only sent on a transaction still open: on an aborted one PostgreSQL answers
+  ROLLBACK without an error, and psycopg's ``commit()`` would return as if it had
+  committed. A connection lost during the commit leaves its outcome unknown: the callers
+  get StoreUnavailable, never COMMITTED, and a retry with the same request id finds the
+  row (a duplicate) or stores it, so nothing is lost or applied twice.
 - **Faults outside the program** (connection lost, server shutting down, disk full, a
   read-only server, I/O errors: SQLSTATE classes 08, 53, 57, 58 and 25006) raise the
   StoreUnavailable the runtime already turns into UNAVAILABLE, and make ``writable`` False
@@ -55,6 +59,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from speeltafel.server.store.base import (
@@ -489,6 +494,13 @@ class PostgresStore:
                         moved.add(match_id)
                 for payload in payloads(self.origin, moved):
                     await conn.execute("SELECT pg_notify(%s, %s)", (self.channel, payload))
+                if conn.info.transaction_status is not TransactionStatus.INTRANS:
+                    # Aborted by an error no operation raised, or ended by one: COMMIT would
+                    # answer ROLLBACK without an error, and commit() return as if committed.
+                    raise RuntimeError(
+                        "the batch's transaction was no longer open at its commit"
+                        f" ({conn.info.transaction_status.name}): nothing of it was committed"
+                    )
                 committing = True
                 await conn.commit()
             except _OperationFailed as failed:

@@ -22,6 +22,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,9 @@ def _free_port() -> int:
 def _throwaway_cluster(folder: Path, why_not_local: str) -> Iterator[PostgresServer]:
     """initdb + pg_ctl start on a free port; stopped (fast) and deleted afterwards.
 
-    initdb refuses to run as root, so as root the cluster runs as the ``postgres`` user.
+    initdb refuses to run as root, so as root the cluster runs as the ``postgres`` user, in
+    a folder of its own under the system's temporary directory: that user cannot reach
+    ``folder``, which is under pytest's base temporary directory (mode 0700, root's).
     """
     binaries = _binaries()
     if binaries is None:
@@ -100,6 +103,8 @@ def _throwaway_cluster(folder: Path, why_not_local: str) -> Iterator[PostgresSer
             pytest.skip(f"{NOT_RUN}: running as root and runuser is missing to run initdb")
         prefix = [runuser, "-u", "postgres", "--"]
         user = "postgres"
+    if prefix:
+        folder = Path(tempfile.mkdtemp(prefix="speeltafel-postgres-"))
     folder.mkdir(parents=True, exist_ok=True)
     data, sockets, log = folder / "data", folder / "sockets", folder / "postgres.log"
     sockets.mkdir()

@@ -9,6 +9,11 @@ requests it had stored, at a later seq, which must come back as the stored dupli
 Afterwards: every acknowledged move is in the log exactly once, at its acknowledged seq;
 the seqs of each match are contiguous; every stored row was acknowledged to exactly one
 process; and the processes really did collide and really did commit multi-row batches.
+
+A racer that would spin forever fails at once instead, with its story (see ``worker``): a
+run once stalled about 1 in 20 because a racer counted rows it read back from a ``next_seq``
+another of its tasks had moved meanwhile, and went past the end of the log; when all three
+did so on one match, nobody stored the missing seq.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ TASKS = 4  # writer tasks per process
 MATCHES = 4
 ACTIONS = 40  # per match: the run stops once each match has this many
 RUN_TIMEOUT_S = 240
+STALL_CONFLICTS = 200  # conflicts in a row at one match, nothing new to read: a stall
 
 
 def created(match_id: str) -> MatchCreated:
@@ -51,10 +57,20 @@ def created(match_id: str) -> MatchCreated:
     )
 
 
+class Stalled(Exception):
+    """A racer believes a match is further along than its stored log: it would never finish."""
+
+
 async def worker(url: str, process: int, match_ids: list[str]) -> dict[str, Any]:
     """One racing process: its acknowledgements and what it met. Once its store is open it
     prints ``ready`` and waits for a line on stdin, so the test starts the three processes
-    together and they really race (one that started late would find every match done)."""
+    together and they really race (one that started late would find every match done).
+
+    It fails fast instead of spinning: ``next_seq[m] - 1`` may never pass the stored log's
+    last seq (it advances only past a seq acknowledged COMMITTED, or past rows read back),
+    so after a CONFLICT it checks that, and counts conflicts in a row with nothing new to
+    read. Either way it raises Stalled with every change it made to that match's
+    ``next_seq``, its acknowledgements there and the stored log."""
     from speeltafel.server.store.postgres import PostgresStore
 
     store = await PostgresStore.open(url, listen=False)
@@ -64,6 +80,24 @@ async def worker(url: str, process: int, match_ids: list[str]) -> dict[str, Any]
     acks: list[tuple[str, int, str, int]] = []  # (match, seat, request id, seq)
     met: Counter[str] = Counter()
     next_seq = dict.fromkeys(match_ids, 1)  # what this process believes
+    history: dict[str, list[str]] = {m: [] for m in match_ids}  # why next_seq moved
+    idle = Counter[str]()  # conflicts in a row with no newer row to read, per match
+
+    def advance(match_id: str, new: int, why: str) -> None:
+        if new > next_seq[match_id]:
+            history[match_id].append(f"{next_seq[match_id]} -> {new}: {why}")
+            next_seq[match_id] = new
+
+    async def stalled(match_id: str, what: str) -> Stalled:
+        stored = await store.read_actions(match_id)
+        lines = [
+            f"racer {process}: {match_id}: {what}",
+            f"stored log: {[(r.seq, r.seat, r.request_id) for r in stored]}",
+            f"its acks: {[(seq, rid) for m, _s, rid, seq in acks if m == match_id]}",
+            "its next_seq moves:",
+            *history[match_id],
+        ]
+        return Stalled("\n".join(lines))
 
     async def task(number: int) -> None:
         sent = 0
@@ -90,11 +124,34 @@ async def worker(url: str, process: int, match_ids: list[str]) -> dict[str, Any]
             met[result.status.value] += 1
             if result.status is AppendStatus.COMMITTED:
                 acks.append((match_id, process, request_id, seq))
-                next_seq[match_id] = max(next_seq[match_id], seq + 1)
+                idle[match_id] = 0
+                advance(match_id, seq + 1, f"t{number} {request_id} COMMITTED at {seq}")
             else:
                 assert result.status is AppendStatus.CONFLICT, result
                 stored = await store.read_actions(match_id, next_seq[match_id] - 1)
-                next_seq[match_id] = max(next_seq[match_id], len(stored) + next_seq[match_id])
+                if stored:
+                    # Past the last row read, not len(stored) past next_seq: another task may
+                    # have moved next_seq during the read, and counting from there overshot
+                    # the log (every racer past the end of one match: a stall).
+                    advance(
+                        match_id,
+                        stored[-1].seq + 1,
+                        f"t{number} CONFLICT at {seq}, read {[r.seq for r in stored]}",
+                    )
+                    idle[match_id] = 0
+                    continue
+                believed = next_seq[match_id] - 1
+                log = await store.read_actions(match_id, 0)
+                last = log[-1].seq if log else 0
+                if last < believed:
+                    raise await stalled(
+                        match_id, f"believes seq {believed} is stored, the log ends at {last}"
+                    )
+                idle[match_id] += 1
+                if idle[match_id] >= STALL_CONFLICTS:
+                    raise await stalled(
+                        match_id, f"{STALL_CONFLICTS} conflicts in a row, nothing new to read"
+                    )
 
     try:
         await asyncio.gather(*(task(n) for n in range(TASKS)))
@@ -135,6 +192,7 @@ async def test_three_processes_race_appends_and_lose_nothing(
             for p in range(PROCESSES)
         ]
         outputs = []
+        waits: list[asyncio.Future[tuple[bytes, bytes]]] = []
         try:
             async with asyncio.timeout(RUN_TIMEOUT_S):
                 for proc in processes:  # every racer's store is open: start them together
@@ -144,15 +202,20 @@ async def test_three_processes_race_appends_and_lose_nothing(
                     assert proc.stdin is not None
                     proc.stdin.write(b"go\n")
                     await proc.stdin.drain()
-                for p, proc in enumerate(processes):
-                    out, _ = await proc.communicate()
-                    assert proc.returncode == 0, f"racer {p} failed:\n{logs_of[p].read_text()}"
-                    outputs.append(json.loads(out))
+                # The first racer to fail ends the run (a stalled one exits with its story).
+                waits = [asyncio.ensure_future(proc.communicate()) for proc in processes]
+                for done in asyncio.as_completed(waits):
+                    await done
+                    for p, proc in enumerate(processes):
+                        failed = proc.returncode not in (None, 0)
+                        assert not failed, f"racer {p} failed:\n{logs_of[p].read_text()}"
+                outputs = [json.loads((await w)[0]) for w in waits]
         finally:
             for proc in processes:
                 if proc.returncode is None:
                     proc.kill()
                     await proc.wait()
+            await asyncio.gather(*waits, return_exceptions=True)
         seconds = time.monotonic() - started
         logs = {m: await store.load(m) for m in match_ids}
     finally:
@@ -188,5 +251,8 @@ async def test_three_processes_race_appends_and_lose_nothing(
 
 if __name__ == "__main__":
     url, number, ids = sys.argv[1:4]
-    result = asyncio.run(worker(url, int(number), ids.split(",")))
+    try:
+        result = asyncio.run(worker(url, int(number), ids.split(",")))
+    except Stalled as stall:
+        sys.exit(f"STALLED: {stall}")
     print(json.dumps(result))

@@ -2,13 +2,16 @@
 
 Faults are real: a read-only session (``default_transaction_read_only``) makes PostgreSQL
 refuse writes with read_only_sql_transaction, ``pg_terminate_backend`` kills the writer's
-connection, a bogus port refuses connections.
+connection (also inside its COMMIT, held there by a deferred trigger), a second connection
+deadlocks with the writer's batch, a bogus port refuses connections.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -171,6 +174,117 @@ async def test_one_failing_operation_leaves_the_rest_of_its_batch(store: Postgre
     log = await store.load("m1")
     assert log is not None and len(log.actions) == 1 and len(log.seats) == 1
     assert store.writable
+
+
+async def wait_for_writer(postgres_url: str, store: PostgresStore, waiting_on: str) -> None:
+    """Until the writer's backend waits on ``waiting_on`` (a wait event: Lock, PgSleep)."""
+    pid = store.writer_pid()
+    assert pid is not None
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as conn:
+        for _ in range(500):
+            cursor = await conn.execute(
+                "SELECT wait_event_type, wait_event FROM pg_stat_activity WHERE pid = %s", (pid,)
+            )
+            found = await cursor.fetchone()
+            if found is not None and waiting_on in found:
+                return
+            await asyncio.sleep(0.01)
+    raise AssertionError(f"the writer never waited on {waiting_on}")
+
+
+async def test_a_batch_rolled_back_by_a_deadlock_answers_what_its_retry_did(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """The first run of a batch stores mA/1, then deadlocks with another writer and is rolled
+    back; that writer then takes mA/1 too. The retry must answer CONFLICT for both, never the
+    COMMITTED the first run had computed for a row now rolled back."""
+    await store.create(created("mA"))
+    await store.create(created("mB", created_ms=2))
+    other = await psycopg.AsyncConnection.connect(postgres_url)
+    try:
+        # Only the writer's backend looks for the deadlock (after 1 s): it is the one failed.
+        await other.execute("SET deadlock_timeout = '60s'")
+        await other.execute(
+            "INSERT INTO actions VALUES ('mB', 1, 1, 'other-b', 'select:1', 0, false)"
+        )
+        # One batch, sorted by match: mA/1 is inserted, then mB/1 waits for ``other``.
+        ours = [
+            asyncio.ensure_future(store.append(row(1, "mA", "ours-a"))),
+            asyncio.ensure_future(store.append(row(1, "mB", "ours-b"))),
+        ]
+        await wait_for_writer(postgres_url, store, "Lock")
+        # ``other`` now waits for the writer's mA/1: a deadlock, the writer's batch rolls
+        # back and ``other``'s mA/1 goes in; the retry waits for ``other`` to commit.
+        await other.execute(
+            "INSERT INTO actions VALUES ('mA', 1, 1, 'other-a', 'select:1', 0, false)"
+        )
+        await wait_for_writer(postgres_url, store, "Lock")
+        await other.commit()
+        results = await asyncio.gather(*ours)
+    finally:
+        await other.close()
+    assert [r.status for r in results] == [AppendStatus.CONFLICT, AppendStatus.CONFLICT]
+    assert store.retries >= 1
+    for match_id in ("mA", "mB"):
+        assert [r.request_id for r in await store.read_actions(match_id)] == [
+            f"other-{match_id[1].lower()}"
+        ]
+    assert store.writable
+
+
+async def test_a_commit_cut_off_is_never_answered_committed(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """The writer's backend is terminated inside its COMMIT (a deferred trigger sleeps
+    there): the outcome is unknown to the store, so the caller gets StoreUnavailable, not
+    COMMITTED. Here the commit never happened; the same request sent again is stored once."""
+    await store.create(created())
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as conn:
+        await conn.execute("CREATE TABLE slow_commits (n integer)")
+        await conn.execute("INSERT INTO slow_commits VALUES (1)")
+        await conn.execute(
+            "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN IF EXISTS (SELECT 1 FROM slow_commits) THEN PERFORM pg_sleep(60); END IF;"
+            " RETURN NULL; END $$"
+        )
+        await conn.execute(
+            "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON actions"
+            " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()"
+        )
+        appended = asyncio.ensure_future(store.append(row(1)))
+        await wait_for_writer(postgres_url, store, "PgSleep")
+        await conn.execute("DELETE FROM slow_commits")
+        await conn.execute("SELECT pg_terminate_backend(%s)", (store.writer_pid(),))
+        with pytest.raises(StoreUnavailable):
+            await appended
+    assert store.writable is False
+    assert await store.read_actions("m1") == ()
+    assert (await store.append(row(1))).status is AppendStatus.COMMITTED
+    assert (await store.append(row(1))).status is AppendStatus.DUPLICATE
+    assert [r.request_id for r in await store.read_actions("m1")] == ["r1"]
+    assert store.writable  # the write on a new connection went through
+
+
+async def test_a_batch_whose_transaction_was_aborted_unseen_is_not_acknowledged(
+    store: PostgresStore,
+) -> None:
+    """An operation that swallows its own error leaves the batch's transaction aborted, and
+    COMMIT then rolls back without an error. A batch that moved no match (no NOTIFY that
+    would fail first) must still not answer success for what was never stored."""
+
+    async def swallowing(conn: psycopg.AsyncConnection[Any]) -> tuple[None, None]:
+        with contextlib.suppress(psycopg.errors.DivisionByZero):
+            await conn.execute("SELECT 1 / 0")
+        return None, None
+
+    # One batch, sorted by key: the match (kind 0), then the operation (kind 9).
+    results = await asyncio.gather(
+        store.create(created()), store._submit(("m1", 9, 0), swallowing), return_exceptions=True
+    )
+    assert all(isinstance(r, RuntimeError) for r in results), results
+    assert await store.load("m1") is None
+    assert await store.create(created()) == created()
+    assert await store.load("m1") is not None
 
 
 # --------------------------------------------------------------------------- batching
