@@ -127,6 +127,7 @@ from speeltafel.server.engine.core import (
     Presets,
     Rng,
     evolver,
+    fast_constructor,
     int_list_option,
     int_option,
     named_presets,
@@ -194,9 +195,14 @@ def card_value(card: str) -> int:
     return CARDS[card].value
 
 
+_VALUE = {card: info.value for card, info in CARDS.items()}  # card_value as a table
+_WORM_POINTS = {c: i.value if i.kind is CardKind.WORM else 0 for c, i in CARDS.items()}
+
+
 def worm_points(cards: Sequence[str]) -> int:
     """The worm values among ``cards`` (what a hand scores)."""
-    return sum(CARDS[c].value for c in cards if CARDS[c].kind is CardKind.WORM)
+    points = _WORM_POINTS
+    return sum([points[c] for c in cards])
 
 
 def biddable(card: str) -> bool:
@@ -206,12 +212,15 @@ def biddable(card: str) -> bool:
 
 def in_card_order(cards: Sequence[str]) -> tuple[str, ...]:
     """``cards`` in card order: chickens by colour and value, worms by value and copy, hens."""
-    return tuple(sorted(cards, key=_CARD_ORDER.__getitem__))
+    return tuple(sorted(cards, key=_CARD_RANK.__getitem__))
 
 
-_CARD_ORDER = {card: info.order for card, info in CARDS.items()}  # in_card_order's key
+# in_card_order's key: each card's place in card order (an int compares faster than the
+# order tuple it stands for).
+_CARD_RANK = {card: rank for rank, card in enumerate(sorted(CARDS, key=lambda c: CARDS[c].order))}
 
 
+@functools.cache
 def chickens(colour: str) -> tuple[str, ...]:
     """The five chicken cards of a colour."""
     return tuple(f"chicken:{colour}:{v}" for v in CHICKEN_VALUES)
@@ -219,6 +228,11 @@ def chickens(colour: str) -> tuple[str, ...]:
 
 def draw_cards(worm_counts: Sequence[int]) -> tuple[str, ...]:
     """The worms and mother hens of the draw pile, in card order."""
+    return _draw_cards(tuple(worm_counts))
+
+
+@functools.lru_cache(maxsize=64)
+def _draw_cards(worm_counts: tuple[int, ...]) -> tuple[str, ...]:
     worms = [
         f"worm:{v}:{k}"
         for v, n in zip(WORM_VALUES, worm_counts, strict=True)
@@ -227,6 +241,7 @@ def draw_cards(worm_counts: Sequence[int]) -> tuple[str, ...]:
     return (*worms, *(f"hen:{n}" for n in range(1, MOTHER_HENS + 1)))
 
 
+@functools.cache
 def robot_cards(players: int) -> tuple[str, ...]:
     """The robot deck's cards (2 players: the three unused colours), in card order."""
     if players != 2:
@@ -268,6 +283,7 @@ class KarelAction:
 
 
 SKIP = KarelAction(ActionKind.SKIP_MOTHER_HEN)
+_action = fast_constructor(KarelAction)  # kind, card, take: positionally
 
 
 def bid(card: str) -> KarelAction:
@@ -374,6 +390,13 @@ _HENS = frozenset(card for card in CARDS if not biddable(card))  # the mother he
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
 _evolve = evolver(KarelState)
+_record = fast_constructor(RoundRecord)  # every field, positionally
+_hen_decision = fast_constructor(HenDecision)  # seat, action
+# Enum members for the hot paths: on Python 3.11 ``Phase.BID`` costs about half a
+# microsecond (EnumType's ``__getattr__`` sends every class attribute lookup down a slow
+# path), a module global a twentieth of that.
+_PHASE_BID, _PHASE_MOTHER_HEN, _PHASE_OVER = Phase.BID, Phase.MOTHER_HEN, Phase.OVER
+_KIND_BID, _KIND_PLAY = ActionKind.BID, ActionKind.PLAY_MOTHER_HEN
 
 
 def _bidders(players: int) -> int:
@@ -385,28 +408,48 @@ def _eligible(hand: Sequence[str], discard: Sequence[str]) -> bool:
     return bool(discard) and not _HENS.isdisjoint(hand)
 
 
-def _hen_plays(hand: Sequence[str], discard: Sequence[str]) -> tuple[KarelAction, ...]:
-    return _hen_takes(next(c for c in hand if c in _HENS), tuple(discard))
+def _hen_choices(hand: Sequence[str], discard: Sequence[str]) -> tuple[KarelAction, ...]:
+    """An eligible player's mother-hen actions: each play of the lowest hen, then the skip."""
+    for hen in hand:
+        if hen in _HENS:
+            return _hen_takes(hen, tuple(discard))
+    raise ValueError("no mother hen in hand")
 
 
 @functools.lru_cache(maxsize=4096)
 def _hen_takes(hen: str, discard: tuple[str, ...]) -> tuple[KarelAction, ...]:
-    """The plays of ``hen`` on a discard pile (remembered: piles recur across matches)."""
+    """The plays of ``hen`` on a discard pile and the skip (remembered: piles recur across
+    matches)."""
     pile = in_card_order(discard)
     takes = itertools.combinations(pile, 2) if len(pile) >= 2 else ((pile[0],),)
-    return tuple(KarelAction(ActionKind.PLAY_MOTHER_HEN, hen, take) for take in takes)
+    plays = _HEN_PLAYS.get(hen)
+    if plays is None or len(plays) >= _HEN_PLAYS_KEPT:
+        plays = _HEN_PLAYS[hen] = {}
+    return (*[plays.get(take) or _hen_play(plays, hen, take) for take in takes], SKIP)
+
+
+# A pile differs from round to round, but its pairs recur: each play is built once (a
+# frozen dataclass costs about a microsecond to build, and a pile of 9 has 36 pairs).
+_HEN_PLAYS: dict[str, dict[tuple[str, ...], KarelAction]] = {}  # by hen, then by take
+_HEN_PLAYS_KEPT = (
+    1 << 14
+)  # takes kept per hen (started anew when full: a bound for any worm_counts)
+
+
+def _hen_play(
+    plays: dict[tuple[str, ...], KarelAction], hen: str, take: tuple[str, ...]
+) -> KarelAction:
+    action = plays[take] = _action(_KIND_PLAY, hen, take)
+    return action
 
 
 def rank_bidders(bids: Sequence[str | None], tractor: int) -> tuple[int, ...]:
     """Bidders best first: value descending (an empty bid is 0), ties by clockwise distance
     from the tractor holder (D3)."""
     count = len(bids)
-    return tuple(
-        sorted(
-            range(count),
-            key=lambda b: (-(card_value(c) if (c := bids[b]) else 0), (b - tractor) % count),
-        )
-    )
+    # (-value, distance) as one int: a distance is below 8 (at most 5 bidders).
+    keys = [((_VALUE[c] if c else 0) << 3) - (b - tractor) % count for b, c in enumerate(bids)]
+    return tuple(sorted(range(count), key=keys.__getitem__, reverse=True))
 
 
 def known_hands(observation: KarelObservation) -> tuple[tuple[str, ...], ...]:
@@ -438,7 +481,7 @@ _TO_ACT_LAST: list[tuple[Any, tuple[int, ...]]] = [(None, ())]  # swapped whole 
 
 def _to_act(state: KarelState) -> tuple[int, ...]:
     """:meth:`KarelKakelaar.to_act` computed."""
-    if state.phase is Phase.BID:
+    if state.phase is _PHASE_BID:
         # A hand with something to bid is one that is not all mother hens.
         hands = state.hands
         return tuple(
@@ -448,7 +491,7 @@ def _to_act(state: KarelState) -> tuple[int, ...]:
                 if bid is None and not _HENS.issuperset(hands[s])
             ]
         )
-    if state.phase is Phase.MOTHER_HEN:
+    if state.phase is _PHASE_MOTHER_HEN:
         hands, discards = state.hands, state.discards
         return tuple(
             [
@@ -539,7 +582,7 @@ class KarelKakelaar:
                 f"option first_tractor: there is no player {first} among {seats}",
                 rule="no_such_player",
             )
-        if seats != 2 and "robot" in named_presets(self.info.decks, presets):
+        if presets and seats != 2 and "robot" in named_presets(self.info.decks, presets):
             raise InvalidOptions(
                 f"there is no robot deck with {seats} players", rule="no_robot_deck"
             )
@@ -595,15 +638,15 @@ class KarelKakelaar:
         """Bids: every chicken and worm in hand. Mother hen: each take, then the skip."""
         if not 0 <= seat < state.players:
             return ()
-        if state.phase is Phase.BID:
+        if state.phase is _PHASE_BID:
             if state.bids[seat] is not None:
                 return ()
             return tuple([_BIDS[c] for c in state.hands[seat] if c not in _HENS])
-        if state.phase is Phase.MOTHER_HEN:
+        if state.phase is _PHASE_MOTHER_HEN:
             hand, discard = state.hands[seat], state.discards[seat]
             if state.decisions[seat] is not None or not _eligible(hand, discard):
                 return ()
-            return (*_hen_plays(hand, discard), SKIP)
+            return _hen_choices(hand, discard)
         return ()
 
     def default_action(self, state: KarelState, seat: int) -> KarelAction:
@@ -611,7 +654,7 @@ class KarelKakelaar:
         legal = self.legal_actions(state, seat)
         if not legal:
             raise NotYourTurn(f"seat {seat} need not act now")
-        if state.phase is Phase.BID:
+        if state.phase is _PHASE_BID:
             return min(legal, key=lambda a: (CARDS[a.card].value, CARDS[a.card].order))
         return SKIP
 
@@ -622,7 +665,7 @@ class KarelKakelaar:
         refuse_unless_legal(
             self.legal_actions(state, seat), action, lambda: self._why_illegal(state, seat, action)
         )
-        if action.kind is ActionKind.BID:
+        if action.kind is _KIND_BID:
             return self._bid(state, seat, action.card)
         return self._decide(state, seat, action)
 
@@ -679,20 +722,30 @@ class KarelKakelaar:
         return IllegalAction("list the cards to take in card order", rule="take_order")
 
     def _bid(self, state: KarelState, seat: int, card: str) -> KarelState:
+        # A sealed commitment changes nobody else's turn: the seats still to act are the
+        # given state's but this one (remembered for the caller's to_act).
+        last = _TO_ACT_LAST[0]
+        seats = last[1] if last[0] is state else _to_act(state)
+        waiting = tuple([s for s in seats if s != seat])
         hands = list(state.hands)
-        hands[seat] = tuple(c for c in hands[seat] if c != card)
+        hand = hands[seat]
+        at = hand.index(card)
+        hands[seat] = hand[:at] + hand[at + 1 :]
         bids = list(state.bids)
         bids[seat] = card
         state = _evolve(state, hands=tuple(hands), bids=tuple(bids))
-        if self.to_act(state):
+        if waiting:
+            _TO_ACT_LAST[0] = (state, waiting)
             return state
         return self._distribute(state)
 
     def _decide(self, state: KarelState, seat: int, action: KarelAction) -> KarelState:
+        waiting = tuple([s for s in self.to_act(state) if s != seat])  # as in _bid
         decisions = list(state.decisions)
         decisions[seat] = action
         state = _evolve(state, decisions=tuple(decisions))
-        if self.to_act(state):
+        if waiting:
+            _TO_ACT_LAST[0] = (state, waiting)
             return state
         return self._resolve_mother_hens(state)
 
@@ -703,7 +756,7 @@ class KarelKakelaar:
         k = ROW_SIZE[state.players]
         state = _evolve(
             state,
-            phase=Phase.BID,
+            phase=_PHASE_BID,
             row=state.draw[:k],
             draw=state.draw[k:],
             bids=(None,) * state.players,
@@ -716,90 +769,112 @@ class KarelKakelaar:
         """REVEAL_AND_DISTRIBUTE and DISCARD, then the mother-hen phase."""
         players = state.players
         bids: list[str | None] = list(state.bids)
-        out = list(state.out)
+        out = state.out
         robot_deck = state.robot_deck
         if players == 2:
             bids.append(robot_deck[0])
             robot_deck = robot_deck[1:]
         ranking = rank_bidders(bids, state.tractor)
-        hands = [list(hand) for hand in state.hands]
-        discards = list(state.discards)
+        hands = list(state.hands)
+        row = state.row
         for position, bidder in enumerate(ranking):
-            card = state.row[position]
-            if bidder < players:
-                hands[bidder].append(card)
+            card = row[position]
+            if bidder < players:  # every player ranks, so every hand is put in order
+                hands[bidder] = in_card_order((*hands[bidder], card))
             else:  # the robot's bid and its row card leave the game (D11)
-                out.extend(c for c in (bids[bidder], card) if c is not None)
+                out = (*out, *(c for c in (bids[bidder], card) if c is not None))
+        discards = list(state.discards)
         for s in range(players):
             bid_card = bids[s]
             if bid_card is not None:
                 discards[s] = (*discards[s], bid_card)
-        record = RoundRecord(
-            number=state.round,
-            tractor=state.tractor,
-            row=state.row,
-            bids=tuple(bids),
-            ranking=ranking,
-            decisions=(),
-        )
+        record = _record(state.round, state.tractor, row, tuple(bids), ranking, ())
+        nobody = (None,) * players
         state = _evolve(
             state,
-            phase=Phase.MOTHER_HEN,
+            phase=_PHASE_MOTHER_HEN,
             row=(),
             robot_deck=robot_deck,
-            hands=tuple(in_card_order(hand) for hand in hands),
+            hands=tuple(hands),
             discards=tuple(discards),
-            bids=(None,) * players,
-            decisions=(None,) * players,
-            out=tuple(out),
+            bids=nobody,
+            decisions=nobody,
+            out=out,
             history=(*state.history, record),
         )
-        if self.to_act(state):
+        # _to_act of the new state: nobody has decided yet.
+        waiting = tuple(
+            [s for s in range(players) if discards[s] and not _HENS.isdisjoint(hands[s])]
+        )
+        if waiting:
+            _TO_ACT_LAST[0] = (state, waiting)
             return state
         return self._resolve_mother_hens(state)
 
     def _resolve_mother_hens(self, state: KarelState) -> KarelState:
-        """Reveal and apply the mother-hen decisions, then TRACTOR_PASS and the next row."""
+        """Reveal and apply the mother-hen decisions, then TRACTOR_PASS and the next row
+        (ROW_REVEAL as in :meth:`_reveal_row`, in the same step)."""
         hands = list(state.hands)
         discards = list(state.discards)
-        out = list(state.out)
+        out = state.out
         revealed = []
         for s, action in enumerate(state.decisions):
             if action is None:
                 continue
-            revealed.append(HenDecision(s, action))
-            if action.kind is ActionKind.PLAY_MOTHER_HEN:
-                out.append(action.card)
-                kept = [c for c in hands[s] if c != action.card]
-                hands[s] = in_card_order([*kept, *action.take])
-                discards[s] = tuple(c for c in discards[s] if c not in action.take)
-        last = state.history[-1]
-        record = RoundRecord(
+            revealed.append(_hen_decision(s, action))
+            if action.kind is _KIND_PLAY:
+                hen, take = action.card, action.take
+                out = (*out, hen)
+                hands[s] = in_card_order([*(c for c in hands[s] if c != hen), *take])
+                discards[s] = tuple([c for c in discards[s] if c not in take])
+        history = state.history
+        last = history[-1]
+        record = _record(
             last.number, last.tractor, last.row, last.bids, last.ranking, tuple(revealed)
         )
+        players = state.players
+        nobody = (None,) * players
+        if state.round >= ROUNDS:
+            return _evolve(
+                state,
+                phase=_PHASE_OVER,
+                hands=tuple(hands),
+                discards=tuple(discards),
+                decisions=nobody,
+                out=out,
+                history=(*history[:-1], record),
+            )
+        k = ROW_SIZE[players]
+        draw = state.draw
         state = _evolve(
             state,
+            round=state.round + 1,
+            phase=_PHASE_BID,
+            tractor=(state.tractor + 1) % _bidders(players),
+            draw=draw[k:],
+            row=draw[:k],
             hands=tuple(hands),
             discards=tuple(discards),
-            decisions=(None,) * state.players,
-            out=tuple(out),
-            history=(*state.history[:-1], record),
+            bids=nobody,
+            decisions=nobody,
+            out=out,
+            history=(*history[:-1], record),
         )
-        if state.round >= ROUNDS:
-            return _evolve(state, phase=Phase.OVER)
-        state = _evolve(
-            state, round=state.round + 1, tractor=(state.tractor + 1) % _bidders(state.players)
-        )
-        return self._reveal_row(state)
+        # _to_act of the new state: nobody has bid yet (D5: a hand of hens only bids nothing).
+        waiting = tuple([s for s in range(players) if not _HENS.issuperset(hands[s])])
+        if waiting:
+            _TO_ACT_LAST[0] = (state, waiting)
+            return state
+        return self._distribute(state)
 
     # ------------------------------------------------------------------ views
 
     def observe(self, state: KarelState, seat: int | None) -> KarelObservation:
         """A seat's own hand and sealed choices, plus everything public."""
         own = seat is not None and 0 <= seat < state.players
-        if state.phase is Phase.BID:
+        if state.phase is _PHASE_BID:
             committed = tuple(b is not None for b in state.bids)
-        elif state.phase is Phase.MOTHER_HEN:
+        elif state.phase is _PHASE_MOTHER_HEN:
             committed = tuple(d is not None for d in state.decisions)
         else:
             committed = (False,) * state.players
@@ -848,7 +923,7 @@ class KarelKakelaar:
                 bids[s] = choices[index]
                 hands[s].remove(choices[index])
             else:
-                options = (*_hen_plays(hands[s], obs.discards[s]), SKIP)
+                options = _hen_choices(hands[s], obs.discards[s])
                 index, rng = rng.below(len(options))
                 decisions[s] = options[index]
         seen = set(obs.row) | set(obs.out)
@@ -920,7 +995,7 @@ class KarelKakelaar:
 
     def outcome(self, state: KarelState) -> Outcome | None:
         """Worms in hand, highest first; ties to the fewer cards in hand, then shared."""
-        if state.phase is not Phase.OVER:
+        if state.phase is not _PHASE_OVER:
             return None
         scores = [worm_points(hand) for hand in state.hands]
         keys = [(score, -len(hand)) for score, hand in zip(scores, state.hands, strict=True)]
