@@ -103,6 +103,7 @@ rules_version history:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from collections.abc import Mapping, Sequence
@@ -213,6 +214,12 @@ def biddable(card: str) -> bool:
 def in_card_order(cards: Sequence[str]) -> tuple[str, ...]:
     """``cards`` in card order: chickens by colour and value, worms by value and copy, hens."""
     return tuple(sorted(cards, key=_CARD_RANK.__getitem__))
+
+
+def _with_card(hand: tuple[str, ...], card: str) -> tuple[str, ...]:
+    """``in_card_order((*hand, card))`` for a hand already in card order (every hand is)."""
+    at = bisect.bisect_right(hand, _CARD_RANK[card], key=_CARD_RANK.__getitem__)
+    return (*hand[:at], card, *hand[at:])
 
 
 # in_card_order's key: each card's place in card order (an int compares faster than the
@@ -390,6 +397,7 @@ _HENS = frozenset(card for card in CARDS if not biddable(card))  # the mother he
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
 _evolve = evolver(KarelState)
+_build = fast_constructor(KarelState)  # every field, positionally
 _record = fast_constructor(RoundRecord)  # every field, positionally
 _hen_decision = fast_constructor(HenDecision)  # seat, action
 # Enum members for the hot paths: on Python 3.11 ``Phase.BID`` costs about half a
@@ -401,6 +409,14 @@ _KIND_BID, _KIND_PLAY = ActionKind.BID, ActionKind.PLAY_MOTHER_HEN
 
 def _bidders(players: int) -> int:
     return 3 if players == 2 else players
+
+
+@functools.lru_cache(maxsize=64)
+def _options(given: tuple[tuple[str, str], ...]) -> tuple[tuple[int, ...], int]:
+    """The worm counts and first tractor of ``new``'s options, resolved and parsed
+    (``InvalidOptions`` as there); remembered, as every match at the same options asks."""
+    resolved = GAME.info.resolve_options(dict(given))
+    return int_list_option(resolved, "worm_counts"), int_option(resolved, "first_tractor")
 
 
 def _eligible(hand: Sequence[str], discard: Sequence[str]) -> bool:
@@ -421,11 +437,14 @@ def _hen_takes(hen: str, discard: tuple[str, ...]) -> tuple[KarelAction, ...]:
     """The plays of ``hen`` on a discard pile and the skip (remembered: piles recur across
     matches)."""
     pile = in_card_order(discard)
-    takes = itertools.combinations(pile, 2) if len(pile) >= 2 else ((pile[0],),)
+    takes = tuple(itertools.combinations(pile, 2)) if len(pile) >= 2 else ((pile[0],),)
     plays = _HEN_PLAYS.get(hen)
     if plays is None or len(plays) >= _HEN_PLAYS_KEPT:
         plays = _HEN_PLAYS[hen] = {}
-    return (*[plays.get(take) or _hen_play(plays, hen, take) for take in takes], SKIP)
+    try:
+        return (*map(plays.__getitem__, takes), SKIP)  # a loop in C: the usual case
+    except KeyError:
+        return (*[plays.get(take) or _hen_play(plays, hen, take) for take in takes], SKIP)
 
 
 # A pile differs from round to round, but its pairs recur: each play is built once (a
@@ -565,18 +584,16 @@ class KarelKakelaar:
         presets: Presets = (),
     ) -> KarelState:
         """Set up, order the decks (presets as the module says) and reveal round 1's row."""
-        resolved = self.info.resolve_options(options)
+        counts, first = _options(tuple(sorted(options.items())))
         if not self.info.min_seats <= seats <= self.info.max_seats:
             raise InvalidOptions(
                 f"Karel Kakelaar takes 2-5 players, not {seats}", rule="seat_count"
             )
-        counts = int_list_option(resolved, "worm_counts")
         if sum(counts) != WORM_CARDS:
             raise InvalidOptions(
                 f"option worm_counts: the counts add up to {sum(counts)}, not {WORM_CARDS}",
                 rule="worm_count",
             )
-        first = int_option(resolved, "first_tractor")
         if first > seats:
             raise InvalidOptions(
                 f"option first_tractor: there is no player {first} among {seats}",
@@ -733,14 +750,33 @@ class KarelKakelaar:
         hands[seat] = hand[:at] + hand[at + 1 :]
         bids = list(state.bids)
         bids[seat] = card
-        state = _evolve(state, hands=tuple(hands), bids=tuple(bids))
+        s = state  # _evolve(state, hands=..., bids=...) spelt out: a bid is most moves
+        state = _build(
+            s.worm_counts,
+            s.players,
+            s.round,
+            s.phase,
+            s.tractor,
+            s.draw,
+            s.box,
+            s.robot_deck,
+            s.row,
+            tuple(hands),
+            s.discards,
+            tuple(bids),
+            s.decisions,
+            s.out,
+            s.history,
+        )
         if waiting:
             _TO_ACT_LAST[0] = (state, waiting)
             return state
         return self._distribute(state)
 
     def _decide(self, state: KarelState, seat: int, action: KarelAction) -> KarelState:
-        waiting = tuple([s for s in self.to_act(state) if s != seat])  # as in _bid
+        last = _TO_ACT_LAST[0]  # as in _bid
+        seats = last[1] if last[0] is state else _to_act(state)
+        waiting = tuple([s for s in seats if s != seat])
         decisions = list(state.decisions)
         decisions[seat] = action
         state = _evolve(state, decisions=tuple(decisions))
@@ -779,8 +815,8 @@ class KarelKakelaar:
         row = state.row
         for position, bidder in enumerate(ranking):
             card = row[position]
-            if bidder < players:  # every player ranks, so every hand is put in order
-                hands[bidder] = in_card_order((*hands[bidder], card))
+            if bidder < players:  # every player ranks and takes a card
+                hands[bidder] = _with_card(hands[bidder], card)
             else:  # the robot's bid and its row card leave the game (D11)
                 out = (*out, *(c for c in (bids[bidder], card) if c is not None))
         discards = list(state.discards)
