@@ -804,27 +804,29 @@ class KarelKakelaar:
     def _distribute(self, state: KarelState) -> KarelState:
         """REVEAL_AND_DISTRIBUTE and DISCARD, then the mother-hen phase."""
         players = state.players
-        bids: list[str | None] = list(state.bids)
+        bids = state.bids
         out = state.out
         robot_deck = state.robot_deck
         if players == 2:
-            bids.append(robot_deck[0])
+            bids = (*bids, robot_deck[0])
             robot_deck = robot_deck[1:]
         ranking = rank_bidders(bids, state.tractor)
         hands = list(state.hands)
+        discards = list(state.discards)
         row = state.row
+        rank, rank_of = _CARD_RANK, _CARD_RANK.__getitem__
         for position, bidder in enumerate(ranking):
             card = row[position]
-            if bidder < players:  # every player ranks and takes a card
-                hands[bidder] = _with_card(hands[bidder], card)
+            bid_card = bids[bidder]
+            if bidder < players:  # every player ranks, takes a card and discards his bid
+                hand = hands[bidder]  # _with_card(hand, card), inline
+                at = bisect.bisect_right(hand, rank[card], key=rank_of)
+                hands[bidder] = (*hand[:at], card, *hand[at:])
+                if bid_card is not None:
+                    discards[bidder] = (*discards[bidder], bid_card)
             else:  # the robot's bid and its row card leave the game (D11)
-                out = (*out, *(c for c in (bids[bidder], card) if c is not None))
-        discards = list(state.discards)
-        for s in range(players):
-            bid_card = bids[s]
-            if bid_card is not None:
-                discards[s] = (*discards[s], bid_card)
-        record = _record(state.round, state.tractor, row, tuple(bids), ranking, ())
+                out = (*out, *(c for c in (bid_card, card) if c is not None))
+        record = _record(state.round, state.tractor, row, bids, ranking, ())
         nobody = (None,) * players
         state = _evolve(
             state,
