@@ -750,6 +750,8 @@ class KarelKakelaar:
         hands[seat] = hand[:at] + hand[at + 1 :]
         bids = list(state.bids)
         bids[seat] = card
+        if not waiting:  # the last bid: straight on to the distribution
+            return self._distribute(state, hands, tuple(bids))
         s = state  # _evolve(state, hands=..., bids=...) spelt out: a bid is most moves
         state = _build(
             s.worm_counts,
@@ -768,10 +770,8 @@ class KarelKakelaar:
             s.out,
             s.history,
         )
-        if waiting:
-            _TO_ACT_LAST[0] = (state, waiting)
-            return state
-        return self._distribute(state)
+        _TO_ACT_LAST[0] = (state, waiting)
+        return state
 
     def _decide(self, state: KarelState, seat: int, action: KarelAction) -> KarelState:
         last = _TO_ACT_LAST[0]  # as in _bid
@@ -779,11 +779,11 @@ class KarelKakelaar:
         waiting = tuple([s for s in seats if s != seat])
         decisions = list(state.decisions)
         decisions[seat] = action
+        if not waiting:  # the last decision: straight on to the reveal
+            return self._resolve_mother_hens(state, decisions)
         state = _evolve(state, decisions=tuple(decisions))
-        if waiting:
-            _TO_ACT_LAST[0] = (state, waiting)
-            return state
-        return self._resolve_mother_hens(state)
+        _TO_ACT_LAST[0] = (state, waiting)
+        return state
 
     # ------------------------------------------------------------------ automatic steps
 
@@ -801,17 +801,24 @@ class KarelKakelaar:
             return state
         return self._distribute(state)
 
-    def _distribute(self, state: KarelState) -> KarelState:
-        """REVEAL_AND_DISTRIBUTE and DISCARD, then the mother-hen phase."""
+    def _distribute(
+        self,
+        state: KarelState,
+        hands_now: list[tuple[str, ...]] | None = None,
+        bids_now: tuple[str | None, ...] | None = None,
+    ) -> KarelState:
+        """REVEAL_AND_DISTRIBUTE and DISCARD, then the mother-hen phase. ``hands_now`` and
+        ``bids_now``, when given, stand for ``state``'s (the last bid, not built as a state
+        of its own)."""
         players = state.players
-        bids = state.bids
+        bids = state.bids if bids_now is None else bids_now
         out = state.out
         robot_deck = state.robot_deck
         if players == 2:
             bids = (*bids, robot_deck[0])
             robot_deck = robot_deck[1:]
         ranking = rank_bidders(bids, state.tractor)
-        hands = list(state.hands)
+        hands = list(state.hands) if hands_now is None else hands_now
         discards = list(state.discards)
         row = state.row
         rank, rank_of = _CARD_RANK, _CARD_RANK.__getitem__
@@ -849,26 +856,39 @@ class KarelKakelaar:
             return state
         return self._resolve_mother_hens(state)
 
-    def _resolve_mother_hens(self, state: KarelState) -> KarelState:
+    def _resolve_mother_hens(
+        self, state: KarelState, decisions: Sequence[KarelAction | None] | None = None
+    ) -> KarelState:
         """Reveal and apply the mother-hen decisions, then TRACTOR_PASS and the next row
-        (ROW_REVEAL as in :meth:`_reveal_row`, in the same step)."""
+        (ROW_REVEAL as in :meth:`_reveal_row`, in the same step). ``decisions``, when
+        given, stand for ``state``'s (the last decision, not built as a state of its own)."""
         hands = list(state.hands)
         discards = list(state.discards)
         out = state.out
         revealed = []
-        for s, action in enumerate(state.decisions):
+        for s, action in enumerate(state.decisions if decisions is None else decisions):
             if action is None:
                 continue
             revealed.append(_hen_decision(s, action))
             if action.kind is _KIND_PLAY:
                 hen, take = action.card, action.take
                 out = (*out, hen)
-                hands[s] = in_card_order([*(c for c in hands[s] if c != hen), *take])
+                hand = hands[s]
+                if hand.count(hen) == 1:  # always: the hand (in card order) less the hen
+                    at = hand.index(hen)
+                    hand = hand[:at] + hand[at + 1 :]
+                    for card in take:
+                        hand = _with_card(hand, card)
+                    hands[s] = hand
+                else:
+                    hands[s] = in_card_order([*(c for c in hand if c != hen), *take])
                 discards[s] = tuple([c for c in discards[s] if c not in take])
         history = state.history
         last = history[-1]
-        record = _record(
-            last.number, last.tractor, last.row, last.bids, last.ranking, tuple(revealed)
+        record = (
+            _record(last.number, last.tractor, last.row, last.bids, last.ranking, tuple(revealed))
+            if revealed or last.decisions
+            else last  # nothing to reveal: the record as it is
         )
         players = state.players
         nobody = (None,) * players
