@@ -423,6 +423,7 @@ _STATE_HEADER = {"game": "sneaky_bastard", "format": 1}
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
 _evolve = evolver(SneakyBastardState)
+_build = fast_constructor(SneakyBastardState)  # every field, positionally
 _move = fast_constructor(Move)  # round, seat, action
 
 
@@ -623,11 +624,27 @@ class SneakyBastard:
         history = (*state.history, _move(state.round, seat, action))
         if action.kind is _KIND_ADD:
             assert action.card is not None
-            return _evolve(
-                state,
-                hands=_replaced(state.hands, seat, _without(state.hands[seat], action.card)),
-                pending=(*state.pending, action.card),
-                history=history,
+            s = state  # _evolve(state, hands=..., pending=..., history=...) spelt out
+            return _build(
+                s.seats,
+                s.money,
+                s.houses,
+                s.minimum_bid,
+                s.decks,
+                s.phase,
+                s.round,
+                s.house,
+                s.deck,
+                s.start_player,
+                s.turn,
+                s.statuses,
+                _replaced(s.hands, seat, _without(s.hands[seat], action.card)),
+                s.fronts,
+                (*s.pending, action.card),
+                s.sneaky_cards,
+                s.discarded,
+                history,
+                s.results,
             )
         fronts = list(state.fronts)
         statuses = list(state.statuses)
