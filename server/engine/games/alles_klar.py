@@ -286,6 +286,7 @@ _STATE_HEADER = {"game": "alles_klar", "format": 1}
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
 _evolve = evolver(AllesState)
+_build = fast_constructor(AllesState)  # every field, positionally
 _new_play = fast_constructor(Play)  # every field, positionally
 _new_record = fast_constructor(TrickRecord)  # every field, positionally
 
@@ -761,8 +762,9 @@ def _play(state: AllesState, seat: int, action: AllesAction) -> AllesState:
         turned = {p.turned_card for p in trick}
         showing = [p for p in trick if p.card not in turned]
         if len(showing) >= position:  # ranking(trick), sorted only when it decides
-            showing.sort(key=_highest_first)
-            result, taker = _WON, showing[position - 1].seat
+            # Highest number first, ties (none arise) in trick order: ints sort in C.
+            keyed = sorted([(-_NUMBER[p.card], i) for i, p in enumerate(showing)])
+            result, taker = _WON, showing[keyed[position - 1][1]].seat
     elif not ups:
         result, taker = _BLIND, seat
     if result is _UNDECIDED:
@@ -778,16 +780,24 @@ def _play(state: AllesState, seat: int, action: AllesAction) -> AllesState:
                     hands[nxt] = _with_card(hands[nxt], card)
                     received = (*received[:nxt], (*received[nxt], card), *received[nxt + 1 :])
                     drawn[nxt] = ""
-                return _evolve(
-                    state,
-                    turn=nxt,
-                    stock=stock,
-                    hands=tuple(hands),
-                    received=received,
-                    drawn=tuple(drawn),
-                    trick=trick,
-                    ranks_up=ranks,
-                    last_trick=last_trick,
+                s = state  # _evolve(state, turn=..., ...) spelt out: most moves end here
+                return _build(
+                    s.numerals,
+                    s.take_facedown,
+                    players,
+                    s.phase,
+                    nxt,  # turn
+                    s.leader,
+                    last_trick,
+                    stock,
+                    tuple(hands),
+                    received,
+                    tuple(drawn),
+                    trick,
+                    ranks,  # ranks_up
+                    s.piles,
+                    s.out,
+                    s.history,
                 )
         taker = -1
     return _finish(state, result, taker, trick, last_trick, stock, hands, drawn)
