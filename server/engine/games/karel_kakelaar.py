@@ -835,17 +835,23 @@ class KarelKakelaar:
                 out = (*out, *(c for c in (bid_card, card) if c is not None))
         record = _record(state.round, state.tractor, row, bids, ranking, ())
         nobody = (None,) * players
-        state = _evolve(
-            state,
-            phase=_PHASE_MOTHER_HEN,
-            row=(),
-            robot_deck=robot_deck,
-            hands=tuple(hands),
-            discards=tuple(discards),
-            bids=nobody,
-            decisions=nobody,
-            out=out,
-            history=(*state.history, record),
+        s = state  # _evolve spelt out
+        state = _build(
+            s.worm_counts,
+            players,
+            s.round,
+            _PHASE_MOTHER_HEN,
+            s.tractor,
+            s.draw,
+            s.box,
+            robot_deck,
+            (),  # row
+            tuple(hands),
+            tuple(discards),
+            nobody,  # bids
+            nobody,  # decisions
+            out,
+            (*s.history, record),
         )
         # _to_act of the new state: nobody has decided yet.
         waiting = tuple(
@@ -904,19 +910,22 @@ class KarelKakelaar:
             )
         k = ROW_SIZE[players]
         draw = state.draw
-        state = _evolve(
-            state,
-            round=state.round + 1,
-            phase=_PHASE_BID,
-            tractor=(state.tractor + 1) % _bidders(players),
-            draw=draw[k:],
-            row=draw[:k],
-            hands=tuple(hands),
-            discards=tuple(discards),
-            bids=nobody,
-            decisions=nobody,
-            out=out,
-            history=(*history[:-1], record),
+        state = _build(  # _evolve spelt out: every field but three changes
+            state.worm_counts,
+            players,
+            state.round + 1,
+            _PHASE_BID,
+            (state.tractor + 1) % _bidders(players),
+            draw[k:],
+            state.box,
+            state.robot_deck,
+            draw[:k],  # row
+            tuple(hands),
+            tuple(discards),
+            nobody,  # bids
+            nobody,  # decisions
+            out,
+            (*history[:-1], record),
         )
         # _to_act of the new state: nobody has bid yet (D5: a hand of hens only bids nothing).
         waiting = tuple([s for s in range(players) if not _HENS.issuperset(hands[s])])
