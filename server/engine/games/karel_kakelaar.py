@@ -450,9 +450,9 @@ def _hen_takes(hen: str, discard: tuple[str, ...]) -> tuple[KarelAction, ...]:
 # A pile differs from round to round, but its pairs recur: each play is built once (a
 # frozen dataclass costs about a microsecond to build, and a pile of 9 has 36 pairs).
 _HEN_PLAYS: dict[str, dict[tuple[str, ...], KarelAction]] = {}  # by hen, then by take
-_HEN_PLAYS_KEPT = (
-    1 << 14
-)  # takes kept per hen (started anew when full: a bound for any worm_counts)
+# Takes kept per hen, started anew when full: a bound for any worm_counts. The default
+# counts allow about 1,600 (a pile holds its owner's 5 chickens and any of the 36 worms).
+_HEN_PLAYS_KEPT = 4096
 
 
 def _hen_play(
