@@ -28,6 +28,7 @@ reaches. Server and client CPU are sampled over each measuring window (from /pro
 the table also shows CPU microseconds per message on each side.
 
 Usage: ``.venv/bin/python scripts/bench.py [--seconds 10] [--quick] [--json var/bench.json]``.
+``--engine-only --games karel_kakelaar,alles_klar`` runs (a) alone for those games (and hearts).
 Each (c) and (b) window gets an uncounted warm-up first; the default run takes ~40 s.
 ``--store memory`` shows the SQLite store's share; ``--edition full --seats 10 --tables 6``
 the cost of a 10-seat fan-out.
@@ -291,11 +292,16 @@ def hearts_slice(result: EngineResult, hearts: Any, chooser: random.Random, seco
     result.actions += actions
 
 
-def engine_costs(seconds: float) -> tuple[list[EngineResult], EngineResult | None]:
+def engine_costs(
+    seconds: float, only: Sequence[str] = ()
+) -> tuple[list[EngineResult], EngineResult | None]:
     """(a): every registered game (a new game joins by itself), the extras, and hearts
-    when OpenSpiel is installed, each for about ``seconds`` in alternating slices."""
+    when OpenSpiel is installed, each for about ``seconds`` in alternating slices.
+    ``only``: just these game ids (and their extras), hearts still measured."""
     games = [EngineResult(game_id, {}, default_seats(game_id)) for game_id in GAMES]
     games += [EngineResult(name, dict(options), seats) for name, options, seats in ENGINE_EXTRAS]
+    if only:
+        games = [result for result in games if result.name in only]
     hearts_game = load_hearts()
     hearts = EngineResult(HEARTS, {}, 4) if hearts_game is not None else None
     chooser = random.Random(12345)
@@ -927,9 +933,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--skip-engine", action="store_true", help="skip (a)")
     parser.add_argument(
+        "--games",
+        type=lambda text: [game_id for game_id in text.split(",") if game_id],
+        default=[],
+        metavar="ID,ID",
+        help="(a) for these game ids only (comma-separated; hearts is always measured)",
+    )
+    parser.add_argument(
         "--engine-only", action="store_true", help="only (a): no server, no (b) or (c)"
     )
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.games) - set(GAMES))
+    if unknown:
+        parser.error(f"unknown game(s) {', '.join(unknown)}; the games are {', '.join(GAMES)}")
     if args.quick:
         args.seconds = 2.0
     if args.engine_seconds is None:
@@ -953,10 +969,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     hearts: EngineResult | None = None
     if not args.skip_engine:
         console.print(
-            f"[dim](a) engine: {len(GAMES)} games, {len(ENGINE_EXTRAS)} extra(s) and "
+            f"[dim](a) engine: {len(args.games) or len(GAMES)} games, extras and "
             f"OpenSpiel's hearts, {args.engine_seconds:g} s each...[/]"
         )
-        engine, hearts = engine_costs(args.engine_seconds)
+        engine, hearts = engine_costs(args.engine_seconds, args.games)
     if args.engine_only:
         results = report(engine, hearts, None, "-", args)
         results["total_seconds"] = time.perf_counter() - started

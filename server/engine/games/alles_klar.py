@@ -88,6 +88,8 @@ rules_version history:
 
 from __future__ import annotations
 
+import bisect
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -112,6 +114,7 @@ from speeltafel.server.engine.core import (
     bool_option,
     choice_option,
     evolver,
+    fast_constructor,
     int_list_option,
     refuse_unless_legal,
     remember_last,
@@ -168,6 +171,12 @@ def numerals_of(numerals: Sequence[int], card: str) -> tuple[int, ...]:
 def in_order(cards: Sequence[str]) -> tuple[str, ...]:
     """``cards`` in the stable order (number ascending, then P, S1..S5, W)."""
     return tuple(sorted(cards, key=_ORDER.__getitem__))
+
+
+def _with_card(hand: tuple[str, ...], card: str) -> tuple[str, ...]:
+    """``in_order((*hand, card))`` for a hand already in the stable order (every hand is)."""
+    at = bisect.bisect_right(hand, _ORDER[card], key=_ORDER.__getitem__)
+    return (*hand[:at], card, *hand[at:])
 
 
 class Phase(StrEnum):
@@ -277,6 +286,18 @@ _STATE_HEADER = {"game": "alles_klar", "format": 1}
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
 _evolve = evolver(AllesState)
+_build = fast_constructor(AllesState)  # every field, positionally
+_new_play = fast_constructor(Play)  # every field, positionally
+_new_record = fast_constructor(TrickRecord)  # every field, positionally
+
+# Enum members for the hot paths: on Python 3.11 ``Phase.OVER`` costs about half a
+# microsecond (EnumType's ``__getattr__`` sends every class attribute lookup down a slow
+# path), a module global a twentieth of that.
+_PLAYING, _OVER = Phase.PLAY, Phase.OVER
+_WON, _BLIND, _UNDECIDED = Result.WON, Result.BLIND, Result.UNDECIDED
+
+# Where a single-numeral card's numeral sits in the ``numerals`` option (numerals_of).
+_SINGLE_AT = {f"S{k}-{n}": (k - 1) * 11 + n - 1 for k in range(1, RANKS + 1) for n in NUMBERS}
 
 
 def face_up(trick: Sequence[Play]) -> tuple[bool, ...]:
@@ -288,7 +309,11 @@ def face_up(trick: Sequence[Play]) -> tuple[bool, ...]:
 def ranking(trick: Sequence[Play]) -> tuple[Play, ...]:
     """The face-up plays of a trick, highest Arabic number first (rank position 1 first)."""
     ups = [p for p, up in zip(trick, face_up(trick), strict=True) if up]
-    return tuple(sorted(ups, key=lambda p: -card_number(p.card)))
+    return tuple(sorted(ups, key=_highest_first))
+
+
+def _highest_first(play: Play) -> int:
+    return -card_number(play.card)
 
 
 def played_by(history: Sequence[TrickRecord], trick: Sequence[Play], seat: int) -> list[str]:
@@ -360,48 +385,45 @@ class AllesKlar:
         presets: Presets = (),
     ) -> AllesState:
         """Order the deck (preset or shuffle), deal 4 each, choose the dealer."""
-        resolved = self.info.resolve_options(options)
+        numerals, take_facedown, random_dealer, equal = _options(tuple(sorted(options.items())))
         if not self.info.min_seats <= seats <= self.info.max_seats:
             raise InvalidOptions(f"Alles Klar? takes 2-5 players, not {seats}", rule="seat_count")
-        numerals = int_list_option(resolved, "numerals")
-        for n in NUMBERS:
-            a, b = numerals_of(numerals, f"W-{n}")
-            if a == b:
-                raise InvalidOptions(
-                    f"option numerals: the two numerals of W-{n} are equal", rule="numerals"
-                )
+        if equal:
+            raise InvalidOptions(
+                f"option numerals: the two numerals of W-{equal} are equal", rule="numerals"
+            )
         decks = Decks.checked(rng, self.info.decks, presets, {"cards": ALL_CARDS})
         order, decks = decks.order("cards", ALL_CARDS)
         dealer = 0
-        if choice_option(resolved, "dealer") == "random":
+        if random_dealer:
             dealer, decks = decks.below(seats)
-        return _deal(numerals, bool_option(resolved, "winner_takes_facedown"), seats, order, dealer)
+        return _deal(numerals, take_facedown, seats, order, dealer)
 
     # ------------------------------------------------------------------ queries
 
     def to_act(self, state: AllesState) -> tuple[int, ...]:
         """The player whose turn it is; () at the end."""
-        return () if state.phase is Phase.OVER else (state.turn,)
+        return () if state.phase is _OVER else (state.turn,)
 
     @remember_last
     def legal_actions(self, state: AllesState, seat: int) -> tuple[AllesAction, ...]:
         """Every card in hand in the stable order; a double card once per numeral, lower
         first."""
-        if state.phase is Phase.OVER or seat != state.turn:
+        if state.phase is _OVER or seat != state.turn:
             return ()
         plays = _plays(state.numerals)
-        out: list[AllesAction] = []
-        for card in state.hands[seat]:
-            of_card = plays.get(card)
-            if of_card is None:
-                if card_set(card) == "W":
-                    numerals = sorted(numerals_of(state.numerals, card))
-                    of_card = tuple(AllesAction(card, x) for x in numerals)
-                else:
-                    of_card = (AllesAction(card),)
-                plays[card] = of_card
-            out.extend(of_card)
-        return tuple(out)
+        hand = state.hands[seat]
+        try:
+            return tuple([action for card in hand for action in plays[card]])
+        except KeyError:  # a card asked for the first time under these numerals
+            for card in hand:
+                if card not in plays:
+                    if card_set(card) == "W":
+                        numerals = sorted(numerals_of(state.numerals, card))
+                        plays[card] = tuple(AllesAction(card, x) for x in numerals)
+                    else:
+                        plays[card] = (AllesAction(card),)
+            return tuple([action for card in hand for action in plays[card]])
 
     def default_action(self, state: AllesState, seat: int) -> AllesAction:
         """The first card of the hand in the stable order, a double card's lower numeral."""
@@ -554,7 +576,7 @@ class AllesKlar:
 
     def outcome(self, state: AllesState) -> Outcome | None:
         """One point per card in the score pile, highest first; ties share (D4)."""
-        if state.phase is not Phase.OVER:
+        if state.phase is not _OVER:
             return None
         scores = [len(p) for p in state.piles]
         return Outcome.from_keys(scores, [(s,) for s in scores], self.info.lower_is_better)
@@ -628,6 +650,30 @@ def _plays(numerals: Sequence[int]) -> dict[str, tuple[AllesAction, ...]]:
     return kept[1]
 
 
+@functools.lru_cache(maxsize=64)
+def _options(given: tuple[tuple[str, str], ...]) -> tuple[tuple[int, ...], bool, bool, int]:
+    """The options of :meth:`AllesKlar.new` resolved and parsed (``InvalidOptions`` as
+    there): the numerals, whether the winner takes face-down cards, whether the dealer is
+    drawn, and the first ``W`` card number whose two numerals are equal (0: none).
+
+    Remembered, since parsing 77 numerals was a sizeable part of a short match; the one
+    numerals tuple then serves every match with these options (and ``_plays`` with it)."""
+    resolved = GAME.info.resolve_options(dict(given))
+    numerals = int_list_option(resolved, "numerals")
+    equal = 0
+    for n in NUMBERS:
+        a, b = numerals_of(numerals, f"W-{n}")
+        if a == b:
+            equal = n
+            break
+    return (
+        numerals,
+        bool_option(resolved, "winner_takes_facedown"),
+        choice_option(resolved, "dealer") == "random",
+        equal,
+    )
+
+
 def _is_w(card: str) -> bool:
     return card_set(card) == "W"
 
@@ -672,17 +718,25 @@ def _play(state: AllesState, seat: int, action: AllesAction) -> AllesState:
     """The four steps of a turn and the check (module docstring)."""
     card = action.card
     number = card_number(card)
-    printed = numerals_of(state.numerals, card)
-    numeral = action.numeral if _is_w(card) else (printed[0] if printed else 0)
+    at = _SINGLE_AT.get(card)
+    if at is not None:  # a single-numeral card (the tables hold the game's own cards)
+        numeral = state.numerals[at]
+    else:
+        printed = numerals_of(state.numerals, card)
+        numeral = action.numeral if _is_w(card) else (printed[0] if printed else 0)
     turned_card = ""
-    if state.trick:
-        for p, showing in zip(state.trick, face_up(state.trick), strict=True):
-            if showing and _NUMBER[p.card] == number:
+    trick = state.trick
+    turned: set[str] | None = None  # face_up(trick) inline, built when first needed
+    for p in trick:
+        if _NUMBER[p.card] == number:
+            if turned is None:  # a card is down once a later play names it as turned
+                turned = {p.turned_card for p in trick}
+            if p.card not in turned:
                 turned_card = p.card
-    ranks = list(state.ranks_up)
+    ranks = state.ranks_up
     turned_rank = 0
     if numeral and ranks[numeral - 1]:
-        ranks[numeral - 1] = False
+        ranks = (*ranks[: numeral - 1], False, *ranks[numeral:])
         turned_rank = numeral
     hands = list(state.hands)
     hand = hands[seat]
@@ -700,75 +754,107 @@ def _play(state: AllesState, seat: int, action: AllesAction) -> AllesState:
         stock = stock[1:]
         if not stock:
             last_trick = True
-    trick = (*state.trick, Play(seat, card, numeral, turned_card, turned_rank, drew))
-    state = _evolve(
-        state,
-        stock=stock,
-        hands=tuple(hands),
-        drawn=tuple(drawn),
-        trick=trick,
-        ranks_up=tuple(ranks),
-        last_trick=last_trick,
-    )
+    trick = (*trick, _new_play(seat, card, numeral, turned_card, turned_rank, drew))
     ups = ranks.count(True)  # the ranks still face up
+    result = _UNDECIDED
     if ups == 1:
         position = ranks.index(True) + 1
-        order = ranking(trick)
-        if len(order) >= position:
-            return _finish(state, Result.WON, order[position - 1].seat)
-    if not ups:
-        return _finish(state, Result.BLIND, seat)
-    for step in range(1, state.players + 1):
-        nxt = (seat + step) % state.players
-        if state.hands[nxt] or state.drawn[nxt]:
-            return _give_turn(state, nxt)
-    return _finish(state, Result.UNDECIDED, -1)
+        turned = {p.turned_card for p in trick}
+        showing = [p for p in trick if p.card not in turned]
+        if len(showing) >= position:  # ranking(trick), sorted only when it decides
+            # Highest number first, ties (none arise) in trick order: ints sort in C.
+            keyed = sorted([(-_NUMBER[p.card], i) for i, p in enumerate(showing)])
+            result, taker = _WON, showing[keyed[position - 1][1]].seat
+    elif not ups:
+        result, taker = _BLIND, seat
+    if result is _UNDECIDED:
+        players = state.players
+        for step in range(1, players + 1):
+            nxt = (seat + step) % players
+            if hands[nxt] or drawn[nxt]:
+                # The trick goes on: nxt's turn begins, and the card it drew last takes
+                # its place in the hand (in the same evolve).
+                received = state.received
+                card = drawn[nxt]
+                if card:
+                    hands[nxt] = _with_card(hands[nxt], card)
+                    received = (*received[:nxt], (*received[nxt], card), *received[nxt + 1 :])
+                    drawn[nxt] = ""
+                s = state  # _evolve(state, turn=..., ...) spelt out: most moves end here
+                return _build(
+                    s.numerals,
+                    s.take_facedown,
+                    players,
+                    s.phase,
+                    nxt,  # turn
+                    s.leader,
+                    last_trick,
+                    stock,
+                    tuple(hands),
+                    received,
+                    tuple(drawn),
+                    trick,
+                    ranks,  # ranks_up
+                    s.piles,
+                    s.out,
+                    s.history,
+                )
+        taker = -1
+    return _finish(state, result, taker, trick, last_trick, stock, hands, drawn)
 
 
-def _finish(state: AllesState, result: Result, taker: int) -> AllesState:
-    """A decided (or, D3, undecidable) trick: cards to the winner or out; the next trick."""
-    trick = state.trick
-    piles = list(state.piles)
-    out = list(state.out)
-    if result is Result.WON:
-        ups = face_up(trick)
-        taken = [p.card for p, u in zip(trick, ups, strict=True) if u or state.take_facedown]
-        piles[taker] = (*piles[taker], *taken)
-        out.extend(
-            p.card for p, u in zip(trick, ups, strict=True) if not (u or state.take_facedown)
-        )
+def _finish(
+    state: AllesState,
+    result: Result,
+    taker: int,
+    trick: tuple[Play, ...],
+    last_trick: bool,
+    stock: tuple[str, ...],
+    hands: list[tuple[str, ...]],
+    drawn: list[str],
+) -> AllesState:
+    """A decided (or, D3, undecidable) trick: cards to the winner or out; the next trick,
+    whose leader's turn begins (the card it drew last takes its place in the hand).
+    ``state`` is the state before the last play; the play's own changes are the other
+    arguments (one evolve for all of them)."""
+    piles = state.piles
+    out = state.out
+    cards = [p.card for p in trick]
+    if result is _WON:
+        if state.take_facedown:  # D2: every card of the trick
+            taken = cards
+        else:
+            ups = face_up(trick)
+            taken = [card for card, up in zip(cards, ups, strict=True) if up]
+            out = (*out, *(card for card, up in zip(cards, ups, strict=True) if not up))
+        piles = (*piles[:taker], (*piles[taker], *taken), *piles[taker + 1 :])
     else:
-        out.extend(p.card for p in trick)
-    record = TrickRecord(len(state.history) + 1, state.leader, trick, result, taker)
-    over = state.last_trick or result is Result.UNDECIDED
+        out = (*out, *cards)
+    record = _new_record(len(state.history) + 1, state.leader, trick, result, taker)
+    over = last_trick or result is _UNDECIDED
     leader = taker if taker >= 0 else state.leader
-    state = _evolve(
+    received = state.received
+    if not over:
+        card = drawn[leader]
+        if card:
+            hands[leader] = _with_card(hands[leader], card)
+            received = (*received[:leader], (*received[leader], card), *received[leader + 1 :])
+            drawn[leader] = ""
+    return _evolve(
         state,
-        phase=Phase.OVER if over else Phase.PLAY,
+        phase=_OVER if over else _PLAYING,
         turn=trick[-1].seat if over else leader,
         leader=leader,
+        last_trick=last_trick,
+        stock=stock,
+        hands=tuple(hands),
+        received=received,
+        drawn=tuple(drawn),
         trick=(),
         ranks_up=(True,) * RANKS,
-        piles=tuple(piles),
-        out=tuple(out),
+        piles=piles,
+        out=out,
         history=(*state.history, record),
-    )
-    return state if over else _give_turn(state, leader)
-
-
-def _give_turn(state: AllesState, seat: int) -> AllesState:
-    """``seat``'s turn begins: the card it drew last takes its place in the hand."""
-    card = state.drawn[seat]
-    if not card:
-        return _evolve(state, turn=seat)
-    hands = list(state.hands)
-    hands[seat] = in_order((*hands[seat], card))
-    received = list(state.received)
-    received[seat] = (*received[seat], card)
-    drawn = list(state.drawn)
-    drawn[seat] = ""
-    return _evolve(
-        state, turn=seat, hands=tuple(hands), received=tuple(received), drawn=tuple(drawn)
     )
 
 

@@ -103,6 +103,7 @@ rules_version history:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from collections.abc import Mapping, Sequence
@@ -127,6 +128,7 @@ from speeltafel.server.engine.core import (
     Presets,
     Rng,
     evolver,
+    fast_constructor,
     int_list_option,
     int_option,
     named_presets,
@@ -194,9 +196,14 @@ def card_value(card: str) -> int:
     return CARDS[card].value
 
 
+_VALUE = {card: info.value for card, info in CARDS.items()}  # card_value as a table
+_WORM_POINTS = {c: i.value if i.kind is CardKind.WORM else 0 for c, i in CARDS.items()}
+
+
 def worm_points(cards: Sequence[str]) -> int:
     """The worm values among ``cards`` (what a hand scores)."""
-    return sum(CARDS[c].value for c in cards if CARDS[c].kind is CardKind.WORM)
+    points = _WORM_POINTS
+    return sum([points[c] for c in cards])
 
 
 def biddable(card: str) -> bool:
@@ -206,12 +213,21 @@ def biddable(card: str) -> bool:
 
 def in_card_order(cards: Sequence[str]) -> tuple[str, ...]:
     """``cards`` in card order: chickens by colour and value, worms by value and copy, hens."""
-    return tuple(sorted(cards, key=_CARD_ORDER.__getitem__))
+    return tuple(sorted(cards, key=_CARD_RANK.__getitem__))
 
 
-_CARD_ORDER = {card: info.order for card, info in CARDS.items()}  # in_card_order's key
+def _with_card(hand: tuple[str, ...], card: str) -> tuple[str, ...]:
+    """``in_card_order((*hand, card))`` for a hand already in card order (every hand is)."""
+    at = bisect.bisect_right(hand, _CARD_RANK[card], key=_CARD_RANK.__getitem__)
+    return (*hand[:at], card, *hand[at:])
 
 
+# in_card_order's key: each card's place in card order (an int compares faster than the
+# order tuple it stands for).
+_CARD_RANK = {card: rank for rank, card in enumerate(sorted(CARDS, key=lambda c: CARDS[c].order))}
+
+
+@functools.cache
 def chickens(colour: str) -> tuple[str, ...]:
     """The five chicken cards of a colour."""
     return tuple(f"chicken:{colour}:{v}" for v in CHICKEN_VALUES)
@@ -219,6 +235,11 @@ def chickens(colour: str) -> tuple[str, ...]:
 
 def draw_cards(worm_counts: Sequence[int]) -> tuple[str, ...]:
     """The worms and mother hens of the draw pile, in card order."""
+    return _draw_cards(tuple(worm_counts))
+
+
+@functools.lru_cache(maxsize=64)
+def _draw_cards(worm_counts: tuple[int, ...]) -> tuple[str, ...]:
     worms = [
         f"worm:{v}:{k}"
         for v, n in zip(WORM_VALUES, worm_counts, strict=True)
@@ -227,6 +248,7 @@ def draw_cards(worm_counts: Sequence[int]) -> tuple[str, ...]:
     return (*worms, *(f"hen:{n}" for n in range(1, MOTHER_HENS + 1)))
 
 
+@functools.cache
 def robot_cards(players: int) -> tuple[str, ...]:
     """The robot deck's cards (2 players: the three unused colours), in card order."""
     if players != 2:
@@ -268,6 +290,7 @@ class KarelAction:
 
 
 SKIP = KarelAction(ActionKind.SKIP_MOTHER_HEN)
+_action = fast_constructor(KarelAction)  # kind, card, take: positionally
 
 
 def bid(card: str) -> KarelAction:
@@ -374,10 +397,26 @@ _HENS = frozenset(card for card in CARDS if not biddable(card))  # the mother he
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
 _evolve = evolver(KarelState)
+_build = fast_constructor(KarelState)  # every field, positionally
+_record = fast_constructor(RoundRecord)  # every field, positionally
+_hen_decision = fast_constructor(HenDecision)  # seat, action
+# Enum members for the hot paths: on Python 3.11 ``Phase.BID`` costs about half a
+# microsecond (EnumType's ``__getattr__`` sends every class attribute lookup down a slow
+# path), a module global a twentieth of that.
+_PHASE_BID, _PHASE_MOTHER_HEN, _PHASE_OVER = Phase.BID, Phase.MOTHER_HEN, Phase.OVER
+_KIND_BID, _KIND_PLAY = ActionKind.BID, ActionKind.PLAY_MOTHER_HEN
 
 
 def _bidders(players: int) -> int:
     return 3 if players == 2 else players
+
+
+@functools.lru_cache(maxsize=64)
+def _options(given: tuple[tuple[str, str], ...]) -> tuple[tuple[int, ...], int]:
+    """The worm counts and first tractor of ``new``'s options, resolved and parsed
+    (``InvalidOptions`` as there); remembered, as every match at the same options asks."""
+    resolved = GAME.info.resolve_options(dict(given))
+    return int_list_option(resolved, "worm_counts"), int_option(resolved, "first_tractor")
 
 
 def _eligible(hand: Sequence[str], discard: Sequence[str]) -> bool:
@@ -385,28 +424,51 @@ def _eligible(hand: Sequence[str], discard: Sequence[str]) -> bool:
     return bool(discard) and not _HENS.isdisjoint(hand)
 
 
-def _hen_plays(hand: Sequence[str], discard: Sequence[str]) -> tuple[KarelAction, ...]:
-    return _hen_takes(next(c for c in hand if c in _HENS), tuple(discard))
+def _hen_choices(hand: Sequence[str], discard: Sequence[str]) -> tuple[KarelAction, ...]:
+    """An eligible player's mother-hen actions: each play of the lowest hen, then the skip."""
+    for hen in hand:
+        if hen in _HENS:
+            return _hen_takes(hen, tuple(discard))
+    raise ValueError("no mother hen in hand")
 
 
 @functools.lru_cache(maxsize=4096)
 def _hen_takes(hen: str, discard: tuple[str, ...]) -> tuple[KarelAction, ...]:
-    """The plays of ``hen`` on a discard pile (remembered: piles recur across matches)."""
+    """The plays of ``hen`` on a discard pile and the skip (remembered: piles recur across
+    matches)."""
     pile = in_card_order(discard)
-    takes = itertools.combinations(pile, 2) if len(pile) >= 2 else ((pile[0],),)
-    return tuple(KarelAction(ActionKind.PLAY_MOTHER_HEN, hen, take) for take in takes)
+    takes = tuple(itertools.combinations(pile, 2)) if len(pile) >= 2 else ((pile[0],),)
+    plays = _HEN_PLAYS.get(hen)
+    if plays is None or len(plays) >= _HEN_PLAYS_KEPT:
+        plays = _HEN_PLAYS[hen] = {}
+    try:
+        return (*map(plays.__getitem__, takes), SKIP)  # a loop in C: the usual case
+    except KeyError:
+        return (*[plays.get(take) or _hen_play(plays, hen, take) for take in takes], SKIP)
+
+
+# A pile differs from round to round, but its pairs recur: each play is built once (a
+# frozen dataclass costs about a microsecond to build, and a pile of 9 has 36 pairs).
+_HEN_PLAYS: dict[str, dict[tuple[str, ...], KarelAction]] = {}  # by hen, then by take
+# Takes kept per hen, started anew when full: a bound for any worm_counts. The default
+# counts allow about 1,600 (a pile holds its owner's 5 chickens and any of the 36 worms).
+_HEN_PLAYS_KEPT = 4096
+
+
+def _hen_play(
+    plays: dict[tuple[str, ...], KarelAction], hen: str, take: tuple[str, ...]
+) -> KarelAction:
+    action = plays[take] = _action(_KIND_PLAY, hen, take)
+    return action
 
 
 def rank_bidders(bids: Sequence[str | None], tractor: int) -> tuple[int, ...]:
     """Bidders best first: value descending (an empty bid is 0), ties by clockwise distance
     from the tractor holder (D3)."""
     count = len(bids)
-    return tuple(
-        sorted(
-            range(count),
-            key=lambda b: (-(card_value(c) if (c := bids[b]) else 0), (b - tractor) % count),
-        )
-    )
+    # (-value, distance) as one int: a distance is below 8 (at most 5 bidders).
+    keys = [((_VALUE[c] if c else 0) << 3) - (b - tractor) % count for b, c in enumerate(bids)]
+    return tuple(sorted(range(count), key=keys.__getitem__, reverse=True))
 
 
 def known_hands(observation: KarelObservation) -> tuple[tuple[str, ...], ...]:
@@ -438,7 +500,7 @@ _TO_ACT_LAST: list[tuple[Any, tuple[int, ...]]] = [(None, ())]  # swapped whole 
 
 def _to_act(state: KarelState) -> tuple[int, ...]:
     """:meth:`KarelKakelaar.to_act` computed."""
-    if state.phase is Phase.BID:
+    if state.phase is _PHASE_BID:
         # A hand with something to bid is one that is not all mother hens.
         hands = state.hands
         return tuple(
@@ -448,7 +510,7 @@ def _to_act(state: KarelState) -> tuple[int, ...]:
                 if bid is None and not _HENS.issuperset(hands[s])
             ]
         )
-    if state.phase is Phase.MOTHER_HEN:
+    if state.phase is _PHASE_MOTHER_HEN:
         hands, discards = state.hands, state.discards
         return tuple(
             [
@@ -522,24 +584,22 @@ class KarelKakelaar:
         presets: Presets = (),
     ) -> KarelState:
         """Set up, order the decks (presets as the module says) and reveal round 1's row."""
-        resolved = self.info.resolve_options(options)
+        counts, first = _options(tuple(sorted(options.items())))
         if not self.info.min_seats <= seats <= self.info.max_seats:
             raise InvalidOptions(
                 f"Karel Kakelaar takes 2-5 players, not {seats}", rule="seat_count"
             )
-        counts = int_list_option(resolved, "worm_counts")
         if sum(counts) != WORM_CARDS:
             raise InvalidOptions(
                 f"option worm_counts: the counts add up to {sum(counts)}, not {WORM_CARDS}",
                 rule="worm_count",
             )
-        first = int_option(resolved, "first_tractor")
         if first > seats:
             raise InvalidOptions(
                 f"option first_tractor: there is no player {first} among {seats}",
                 rule="no_such_player",
             )
-        if seats != 2 and "robot" in named_presets(self.info.decks, presets):
+        if presets and seats != 2 and "robot" in named_presets(self.info.decks, presets):
             raise InvalidOptions(
                 f"there is no robot deck with {seats} players", rule="no_robot_deck"
             )
@@ -595,15 +655,15 @@ class KarelKakelaar:
         """Bids: every chicken and worm in hand. Mother hen: each take, then the skip."""
         if not 0 <= seat < state.players:
             return ()
-        if state.phase is Phase.BID:
+        if state.phase is _PHASE_BID:
             if state.bids[seat] is not None:
                 return ()
             return tuple([_BIDS[c] for c in state.hands[seat] if c not in _HENS])
-        if state.phase is Phase.MOTHER_HEN:
+        if state.phase is _PHASE_MOTHER_HEN:
             hand, discard = state.hands[seat], state.discards[seat]
             if state.decisions[seat] is not None or not _eligible(hand, discard):
                 return ()
-            return (*_hen_plays(hand, discard), SKIP)
+            return _hen_choices(hand, discard)
         return ()
 
     def default_action(self, state: KarelState, seat: int) -> KarelAction:
@@ -611,7 +671,7 @@ class KarelKakelaar:
         legal = self.legal_actions(state, seat)
         if not legal:
             raise NotYourTurn(f"seat {seat} need not act now")
-        if state.phase is Phase.BID:
+        if state.phase is _PHASE_BID:
             return min(legal, key=lambda a: (CARDS[a.card].value, CARDS[a.card].order))
         return SKIP
 
@@ -622,7 +682,7 @@ class KarelKakelaar:
         refuse_unless_legal(
             self.legal_actions(state, seat), action, lambda: self._why_illegal(state, seat, action)
         )
-        if action.kind is ActionKind.BID:
+        if action.kind is _KIND_BID:
             return self._bid(state, seat, action.card)
         return self._decide(state, seat, action)
 
@@ -679,22 +739,51 @@ class KarelKakelaar:
         return IllegalAction("list the cards to take in card order", rule="take_order")
 
     def _bid(self, state: KarelState, seat: int, card: str) -> KarelState:
+        # A sealed commitment changes nobody else's turn: the seats still to act are the
+        # given state's but this one (remembered for the caller's to_act).
+        last = _TO_ACT_LAST[0]
+        seats = last[1] if last[0] is state else _to_act(state)
+        waiting = tuple([s for s in seats if s != seat])
         hands = list(state.hands)
-        hands[seat] = tuple(c for c in hands[seat] if c != card)
+        hand = hands[seat]
+        at = hand.index(card)
+        hands[seat] = hand[:at] + hand[at + 1 :]
         bids = list(state.bids)
         bids[seat] = card
-        state = _evolve(state, hands=tuple(hands), bids=tuple(bids))
-        if self.to_act(state):
-            return state
-        return self._distribute(state)
+        if not waiting:  # the last bid: straight on to the distribution
+            return self._distribute(state, hands, tuple(bids))
+        s = state  # _evolve(state, hands=..., bids=...) spelt out: a bid is most moves
+        state = _build(
+            s.worm_counts,
+            s.players,
+            s.round,
+            s.phase,
+            s.tractor,
+            s.draw,
+            s.box,
+            s.robot_deck,
+            s.row,
+            tuple(hands),
+            s.discards,
+            tuple(bids),
+            s.decisions,
+            s.out,
+            s.history,
+        )
+        _TO_ACT_LAST[0] = (state, waiting)
+        return state
 
     def _decide(self, state: KarelState, seat: int, action: KarelAction) -> KarelState:
+        last = _TO_ACT_LAST[0]  # as in _bid
+        seats = last[1] if last[0] is state else _to_act(state)
+        waiting = tuple([s for s in seats if s != seat])
         decisions = list(state.decisions)
         decisions[seat] = action
+        if not waiting:  # the last decision: straight on to the reveal
+            return self._resolve_mother_hens(state, decisions)
         state = _evolve(state, decisions=tuple(decisions))
-        if self.to_act(state):
-            return state
-        return self._resolve_mother_hens(state)
+        _TO_ACT_LAST[0] = (state, waiting)
+        return state
 
     # ------------------------------------------------------------------ automatic steps
 
@@ -703,7 +792,7 @@ class KarelKakelaar:
         k = ROW_SIZE[state.players]
         state = _evolve(
             state,
-            phase=Phase.BID,
+            phase=_PHASE_BID,
             row=state.draw[:k],
             draw=state.draw[k:],
             bids=(None,) * state.players,
@@ -712,94 +801,147 @@ class KarelKakelaar:
             return state
         return self._distribute(state)
 
-    def _distribute(self, state: KarelState) -> KarelState:
-        """REVEAL_AND_DISTRIBUTE and DISCARD, then the mother-hen phase."""
+    def _distribute(
+        self,
+        state: KarelState,
+        hands_now: list[tuple[str, ...]] | None = None,
+        bids_now: tuple[str | None, ...] | None = None,
+    ) -> KarelState:
+        """REVEAL_AND_DISTRIBUTE and DISCARD, then the mother-hen phase. ``hands_now`` and
+        ``bids_now``, when given, stand for ``state``'s (the last bid, not built as a state
+        of its own)."""
         players = state.players
-        bids: list[str | None] = list(state.bids)
-        out = list(state.out)
+        bids = state.bids if bids_now is None else bids_now
+        out = state.out
         robot_deck = state.robot_deck
         if players == 2:
-            bids.append(robot_deck[0])
+            bids = (*bids, robot_deck[0])
             robot_deck = robot_deck[1:]
         ranking = rank_bidders(bids, state.tractor)
-        hands = [list(hand) for hand in state.hands]
+        hands = list(state.hands) if hands_now is None else hands_now
         discards = list(state.discards)
+        row = state.row
+        rank, rank_of = _CARD_RANK, _CARD_RANK.__getitem__
         for position, bidder in enumerate(ranking):
-            card = state.row[position]
-            if bidder < players:
-                hands[bidder].append(card)
+            card = row[position]
+            bid_card = bids[bidder]
+            if bidder < players:  # every player ranks, takes a card and discards his bid
+                hand = hands[bidder]  # _with_card(hand, card), inline
+                at = bisect.bisect_right(hand, rank[card], key=rank_of)
+                hands[bidder] = (*hand[:at], card, *hand[at:])
+                if bid_card is not None:
+                    discards[bidder] = (*discards[bidder], bid_card)
             else:  # the robot's bid and its row card leave the game (D11)
-                out.extend(c for c in (bids[bidder], card) if c is not None)
-        for s in range(players):
-            bid_card = bids[s]
-            if bid_card is not None:
-                discards[s] = (*discards[s], bid_card)
-        record = RoundRecord(
-            number=state.round,
-            tractor=state.tractor,
-            row=state.row,
-            bids=tuple(bids),
-            ranking=ranking,
-            decisions=(),
+                out = (*out, *(c for c in (bid_card, card) if c is not None))
+        record = _record(state.round, state.tractor, row, bids, ranking, ())
+        nobody = (None,) * players
+        s = state  # _evolve spelt out
+        state = _build(
+            s.worm_counts,
+            players,
+            s.round,
+            _PHASE_MOTHER_HEN,
+            s.tractor,
+            s.draw,
+            s.box,
+            robot_deck,
+            (),  # row
+            tuple(hands),
+            tuple(discards),
+            nobody,  # bids
+            nobody,  # decisions
+            out,
+            (*s.history, record),
         )
-        state = _evolve(
-            state,
-            phase=Phase.MOTHER_HEN,
-            row=(),
-            robot_deck=robot_deck,
-            hands=tuple(in_card_order(hand) for hand in hands),
-            discards=tuple(discards),
-            bids=(None,) * players,
-            decisions=(None,) * players,
-            out=tuple(out),
-            history=(*state.history, record),
+        # _to_act of the new state: nobody has decided yet.
+        waiting = tuple(
+            [s for s in range(players) if discards[s] and not _HENS.isdisjoint(hands[s])]
         )
-        if self.to_act(state):
+        if waiting:
+            _TO_ACT_LAST[0] = (state, waiting)
             return state
         return self._resolve_mother_hens(state)
 
-    def _resolve_mother_hens(self, state: KarelState) -> KarelState:
-        """Reveal and apply the mother-hen decisions, then TRACTOR_PASS and the next row."""
+    def _resolve_mother_hens(
+        self, state: KarelState, decisions: Sequence[KarelAction | None] | None = None
+    ) -> KarelState:
+        """Reveal and apply the mother-hen decisions, then TRACTOR_PASS and the next row
+        (ROW_REVEAL as in :meth:`_reveal_row`, in the same step). ``decisions``, when
+        given, stand for ``state``'s (the last decision, not built as a state of its own)."""
         hands = list(state.hands)
         discards = list(state.discards)
-        out = list(state.out)
+        out = state.out
         revealed = []
-        for s, action in enumerate(state.decisions):
+        for s, action in enumerate(state.decisions if decisions is None else decisions):
             if action is None:
                 continue
-            revealed.append(HenDecision(s, action))
-            if action.kind is ActionKind.PLAY_MOTHER_HEN:
-                out.append(action.card)
-                kept = [c for c in hands[s] if c != action.card]
-                hands[s] = in_card_order([*kept, *action.take])
-                discards[s] = tuple(c for c in discards[s] if c not in action.take)
-        last = state.history[-1]
-        record = RoundRecord(
-            last.number, last.tractor, last.row, last.bids, last.ranking, tuple(revealed)
+            revealed.append(_hen_decision(s, action))
+            if action.kind is _KIND_PLAY:
+                hen, take = action.card, action.take
+                out = (*out, hen)
+                hand = hands[s]
+                if hand.count(hen) == 1:  # always: the hand (in card order) less the hen
+                    at = hand.index(hen)
+                    hand = hand[:at] + hand[at + 1 :]
+                    for card in take:
+                        hand = _with_card(hand, card)
+                    hands[s] = hand
+                else:
+                    hands[s] = in_card_order([*(c for c in hand if c != hen), *take])
+                discards[s] = tuple([c for c in discards[s] if c not in take])
+        history = state.history
+        last = history[-1]
+        record = (
+            _record(last.number, last.tractor, last.row, last.bids, last.ranking, tuple(revealed))
+            if revealed or last.decisions
+            else last  # nothing to reveal: the record as it is
         )
-        state = _evolve(
-            state,
-            hands=tuple(hands),
-            discards=tuple(discards),
-            decisions=(None,) * state.players,
-            out=tuple(out),
-            history=(*state.history[:-1], record),
-        )
+        players = state.players
+        nobody = (None,) * players
         if state.round >= ROUNDS:
-            return _evolve(state, phase=Phase.OVER)
-        state = _evolve(
-            state, round=state.round + 1, tractor=(state.tractor + 1) % _bidders(state.players)
+            return _evolve(
+                state,
+                phase=_PHASE_OVER,
+                hands=tuple(hands),
+                discards=tuple(discards),
+                decisions=nobody,
+                out=out,
+                history=(*history[:-1], record),
+            )
+        k = ROW_SIZE[players]
+        draw = state.draw
+        state = _build(  # _evolve spelt out: every field but three changes
+            state.worm_counts,
+            players,
+            state.round + 1,
+            _PHASE_BID,
+            (state.tractor + 1) % _bidders(players),
+            draw[k:],
+            state.box,
+            state.robot_deck,
+            draw[:k],  # row
+            tuple(hands),
+            tuple(discards),
+            nobody,  # bids
+            nobody,  # decisions
+            out,
+            (*history[:-1], record),
         )
-        return self._reveal_row(state)
+        # _to_act of the new state: nobody has bid yet (D5: a hand of hens only bids nothing).
+        waiting = tuple([s for s in range(players) if not _HENS.issuperset(hands[s])])
+        if waiting:
+            _TO_ACT_LAST[0] = (state, waiting)
+            return state
+        return self._distribute(state)
 
     # ------------------------------------------------------------------ views
 
     def observe(self, state: KarelState, seat: int | None) -> KarelObservation:
         """A seat's own hand and sealed choices, plus everything public."""
         own = seat is not None and 0 <= seat < state.players
-        if state.phase is Phase.BID:
+        if state.phase is _PHASE_BID:
             committed = tuple(b is not None for b in state.bids)
-        elif state.phase is Phase.MOTHER_HEN:
+        elif state.phase is _PHASE_MOTHER_HEN:
             committed = tuple(d is not None for d in state.decisions)
         else:
             committed = (False,) * state.players
@@ -848,7 +990,7 @@ class KarelKakelaar:
                 bids[s] = choices[index]
                 hands[s].remove(choices[index])
             else:
-                options = (*_hen_plays(hands[s], obs.discards[s]), SKIP)
+                options = _hen_choices(hands[s], obs.discards[s])
                 index, rng = rng.below(len(options))
                 decisions[s] = options[index]
         seen = set(obs.row) | set(obs.out)
@@ -920,7 +1062,7 @@ class KarelKakelaar:
 
     def outcome(self, state: KarelState) -> Outcome | None:
         """Worms in hand, highest first; ties to the fewer cards in hand, then shared."""
-        if state.phase is not Phase.OVER:
+        if state.phase is not _PHASE_OVER:
             return None
         scores = [worm_points(hand) for hand in state.hands]
         keys = [(score, -len(hand)) for score, hand in zip(scores, state.hands, strict=True)]

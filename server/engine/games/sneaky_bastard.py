@@ -102,7 +102,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
 from speeltafel.server.engine.core import (
@@ -122,6 +122,7 @@ from speeltafel.server.engine.core import (
     Rng,
     choice_option,
     evolver,
+    fast_constructor,
     int_list_option,
     int_option,
     refuse_unless_legal,
@@ -152,6 +153,12 @@ class CardKind(StrEnum):
     HOUSE = "house"
 
 
+# Enum members as module globals for the hot paths: on Python 3.11 ``Status.BIDDER``
+# costs about half a microsecond (EnumType's ``__getattr__`` sends every class attribute
+# lookup down a slow path), a global a twentieth of that.
+_MONEY, _HOUSE = CardKind.MONEY, CardKind.HOUSE
+
+
 @dataclass(frozen=True, slots=True)
 class Card:
     """A value card: money or a house, with its value in K."""
@@ -166,12 +173,28 @@ class Card:
         """Equal cards hash equal, without the enum's own ``__hash__`` (a Python-level call
         per card, which made hashing a hand most of ``legal_actions``). No result depends on
         the hash: the enum's hashed a name string, which differs between processes."""
-        return self.value if self.kind is CardKind.MONEY else -1 - self.value
+        return self.value if self.kind is _MONEY else -1 - self.value
+
+
+_CARDS: dict[tuple[CardKind, int], Card] = {}  # one object per card value, see card_of
+_CARDS_KEPT = 4096  # a game knows a few dozen card values; cleared if ever it holds thousands
+
+
+def card_of(kind: CardKind, value: int) -> Card:
+    """The card ``kind:value``, one object for every equal card the engine deals: hands,
+    fronts and ``add`` actions then share their cards, so removing a laid card from a hand
+    finds it by identity instead of a Python-level ``__eq__`` per card before it."""
+    card = _CARDS.get((kind, value))
+    if card is None:
+        if len(_CARDS) >= _CARDS_KEPT:
+            _CARDS.clear()
+        card = _CARDS[kind, value] = Card(kind, value)
+    return card
 
 
 def card_key(card: Card) -> tuple[int, int]:
     """The stable order of cards: money before houses, each ascending."""
-    return (0 if card.kind is CardKind.MONEY else 1, card.value)
+    return (0 if card.kind is _MONEY else 1, card.value)
 
 
 def sort_cards(cards: Sequence[Card]) -> tuple[Card, ...]:
@@ -186,12 +209,12 @@ def total(cards: Sequence[Card]) -> int:
 
 def money_total(cards: Sequence[Card]) -> int:
     """The value of the money cards among ``cards``."""
-    return sum(card.value for card in cards if card.kind is CardKind.MONEY)
+    return sum(card.value for card in cards if card.kind is _MONEY)
 
 
 def house_total(cards: Sequence[Card]) -> int:
     """The value of the house cards among ``cards`` (the score of a hand)."""
-    return sum(card.value for card in cards if card.kind is CardKind.HOUSE)
+    return sum(card.value for card in cards if card.kind is _HOUSE)
 
 
 def _remove(hand: Sequence[Card], cards: Sequence[Card]) -> tuple[Card, ...]:
@@ -201,12 +224,24 @@ def _remove(hand: Sequence[Card], cards: Sequence[Card]) -> tuple[Card, ...]:
     return tuple(left)
 
 
+def _without(hand: tuple[Card, ...], card: Card) -> tuple[Card, ...]:
+    """``hand`` less one ``card``: the first equal one, found by identity where it can be
+    (the engine's own cards are shared, :func:`card_of`)."""
+    for at, held in enumerate(hand):
+        if held is card:
+            return hand[:at] + hand[at + 1 :]
+    return _remove(hand, (card,))
+
+
 class Phase(StrEnum):
     """Where a round stands."""
 
     HOUSE_AUCTION = "house_auction"
     SNEAKY_AUCTION = "sneaky_auction"
     OVER = "over"
+
+
+_PHASE_HOUSE, _PHASE_SNEAKY, _PHASE_OVER = Phase.HOUSE_AUCTION, Phase.SNEAKY_AUCTION, Phase.OVER
 
 
 class Status(StrEnum):
@@ -218,6 +253,9 @@ class Status(StrEnum):
     BUYER = "buyer"
 
 
+_BIDDER, _SNEAKER, _OUT, _BUYER = Status.BIDDER, Status.SNEAK, Status.OUT, Status.BUYER
+
+
 class ActionKind(StrEnum):
     """One step of a turn: lay a card, or one of the four completions."""
 
@@ -226,6 +264,15 @@ class ActionKind(StrEnum):
     SNEAK = "sneak"
     RAISE = "raise"
     PASS = "pass"
+
+
+_KIND_ADD, _KIND_BID, _KIND_SNEAK, _KIND_RAISE, _KIND_PASS = (
+    ActionKind.ADD,
+    ActionKind.BID,
+    ActionKind.SNEAK,
+    ActionKind.RAISE,
+    ActionKind.PASS,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,26 +286,29 @@ class SneakyBastardAction:
         return f"add:{self.card}" if self.card is not None else self.kind.value
 
 
-PASS = SneakyBastardAction(ActionKind.PASS)
-BID = SneakyBastardAction(ActionKind.BID)
-SNEAK = SneakyBastardAction(ActionKind.SNEAK)
-RAISE = SneakyBastardAction(ActionKind.RAISE)
+PASS = SneakyBastardAction(_KIND_PASS)
+BID = SneakyBastardAction(_KIND_BID)
+SNEAK = SneakyBastardAction(_KIND_SNEAK)
+RAISE = SneakyBastardAction(_KIND_RAISE)
 
 
 def add(card: Card) -> SneakyBastardAction:
     """The action that lays ``card``."""
-    return SneakyBastardAction(ActionKind.ADD, card)
+    return SneakyBastardAction(_KIND_ADD, card)
 
 
-_ADD_OF: dict[Card, SneakyBastardAction] = {}  # one add action per card value, built once
+# One add action per card value, built once, by the card's int key (``Card.__hash__``'s
+# value, computed inline: a hash through the Python-level ``__hash__`` costs a call).
+_ADD_OF: dict[int, SneakyBastardAction] = {}
 
 
-def _add_of(card: Card) -> SneakyBastardAction:
-    """``add(card)``, kept for the next hand that holds an equal card (a game knows a few
-    dozen card values; cleared if ever it holds thousands)."""
+def _add_of(key: int, card: Card) -> SneakyBastardAction:
+    """``add(card)`` of the shared card (:func:`card_of`), kept for the next hand that
+    holds an equal card (a game knows a few dozen card values; cleared if ever it holds
+    thousands)."""
     if len(_ADD_OF) >= _ADDS_KEPT:
         _ADD_OF.clear()
-    action = _ADD_OF[card] = add(card)
+    action = _ADD_OF[key] = add(card_of(card.kind, card.value))
     return action
 
 
@@ -276,7 +326,14 @@ def _adds(hand: tuple[Card, ...]) -> tuple[SneakyBastardAction, ...]:
     kept = _ADDS.get(id(hand))
     if kept is not None and kept[0] is hand:
         return kept[1]
-    adds = tuple([_ADD_OF.get(card) or _add_of(card) for card in dict.fromkeys(hand)])
+    distinct: list[SneakyBastardAction] = []
+    seen: set[int] = set()
+    for card in hand:  # dict.fromkeys(hand), by each card's int key
+        key = card.value if card.kind is _MONEY else -1 - card.value
+        if key not in seen:
+            seen.add(key)
+            distinct.append(_ADD_OF.get(key) or _add_of(key, card))
+    adds = tuple(distinct)
     if len(_ADDS) >= _ADDS_KEPT:
         _ADDS.clear()
     _ADDS[id(hand)] = (hand, adds)
@@ -366,11 +423,13 @@ _STATE_HEADER = {"game": "sneaky_bastard", "format": 1}
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
 _evolve = evolver(SneakyBastardState)
+_build = fast_constructor(SneakyBastardState)  # every field, positionally
+_move = fast_constructor(Move)  # round, seat, action
 
 
 def starting_hand(money: Sequence[int]) -> tuple[Card, ...]:
     """One money card of every value."""
-    return sort_cards([Card(CardKind.MONEY, value) for value in money])
+    return sort_cards([card_of(_MONEY, value) for value in money])
 
 
 def known_hands(observation: SneakyBastardObservation) -> tuple[tuple[Card, ...], ...]:
@@ -389,8 +448,8 @@ def known_hands(observation: SneakyBastardObservation) -> tuple[tuple[Card, ...]
         if result.sneaky_winner is not None:
             hands[result.sneaky_winner].update(result.price)
             hands[result.sneaky_winner].subtract(result.sneaky_bid)
-    if obs.phase is Phase.SNEAKY_AUCTION and obs.house is not None:
-        hands[obs.statuses.index(Status.BUYER)][obs.house] += 1
+    if obs.phase is _PHASE_SNEAKY and obs.house is not None:
+        hands[obs.statuses.index(_BUYER)][obs.house] += 1
     for seat in range(seats):
         hands[seat].subtract(obs.fronts[seat])
     if obs.turn is not None and obs.pending:
@@ -477,10 +536,10 @@ class SneakyBastard:
             raise InvalidOptions(f"Sneaky Bastard takes 3-4 seats, not {seats}", rule="seat_count")
         money = int_list_option(resolved, "money")
         houses = int_list_option(resolved, "houses")
-        house_texts = [str(Card(CardKind.HOUSE, value)) for value in houses]
+        house_texts = [str(Card(_HOUSE, value)) for value in houses]
         decks = Decks.checked(rng, self.info.decks, presets, {"houses": house_texts})
         order, decks = decks.order("houses", house_texts)
-        deck = tuple(Card(CardKind.HOUSE, int(text.split(":")[1])) for text in order)
+        deck = tuple(card_of(_HOUSE, int(text.split(":")[1])) for text in order)
         start = 0
         if choice_option(resolved, "first_player") == "random":
             start, decks = decks.below(seats)
@@ -490,13 +549,13 @@ class SneakyBastard:
             houses=houses,
             minimum_bid=int_option(resolved, "minimum_bid"),
             decks=decks,
-            phase=Phase.HOUSE_AUCTION,
+            phase=_PHASE_HOUSE,
             round=0,
             house=None,
             deck=deck,
             start_player=start,
             turn=start,
-            statuses=(Status.BIDDER,) * seats,
+            statuses=(_BIDDER,) * seats,
             hands=tuple(starting_hand(money) for _ in range(seats)),
             fronts=((),) * seats,
             pending=(),
@@ -511,36 +570,33 @@ class SneakyBastard:
 
     def to_act(self, state: SneakyBastardState) -> tuple[int, ...]:
         """The one seat whose turn it is (several steps of one turn stay with it)."""
-        return () if state.phase is Phase.OVER else (state.turn,)
+        return () if state.phase is _PHASE_OVER else (state.turn,)
 
     @remember_last
     def legal_actions(
         self, state: SneakyBastardState, seat: int
     ) -> tuple[SneakyBastardAction, ...]:
         """Completions that are legal (pass, bid, sneak, raise), then one add per card."""
-        if state.phase is Phase.OVER or seat != state.turn:
+        if state.phase is _PHASE_OVER or seat != state.turn:
             return ()
+        forced, front, highest_house, other_sneaks, highest_sneaky = _turn_facts(state, seat)
+        pending = state.pending
+        laid = front + total(pending) if pending else front
         status = state.statuses[seat]
-        laid = total(state.fronts[seat]) + total(state.pending)
-        forced = _forced(state)
         out: list[SneakyBastardAction] = []
         if not forced:
             out.append(PASS)
-        if status is Status.BIDDER:
-            if (
-                state.pending
-                and laid >= state.minimum_bid
-                and laid > _highest_house_bid(state, seat)
-            ):
+        if status is _BIDDER:
+            if pending and laid >= state.minimum_bid and laid > highest_house:
                 out.append(BID)
             if (
                 not forced
-                and state.phase is Phase.HOUSE_AUCTION
+                and state.phase is _PHASE_HOUSE
                 and state.sneaky_cards[seat]
-                and (not _other_sneaks(state, seat) or laid > _highest_sneaky_bid(state, seat))
+                and (not other_sneaks or laid > highest_sneaky)
             ):
                 out.append(SNEAK)
-        elif status is Status.SNEAK and state.pending and laid > _highest_sneaky_bid(state, seat):
+        elif status is _SNEAKER and pending and laid > highest_sneaky:
             out.append(RAISE)
         out.extend(_adds(state.hands[seat]))
         return tuple(out)
@@ -565,30 +621,63 @@ class SneakyBastard:
         refuse_unless_legal(
             self.legal_actions(state, seat), action, lambda: self._why_illegal(state, seat, action)
         )
-        history = (*state.history, Move(state.round, seat, action))
-        if action.kind is ActionKind.ADD:
+        history = (*state.history, _move(state.round, seat, action))
+        if action.kind is _KIND_ADD:
             assert action.card is not None
-            hands = list(state.hands)
-            hands[seat] = _remove(hands[seat], (action.card,))
-            return _evolve(
-                state, hands=tuple(hands), pending=(*state.pending, action.card), history=history
+            s = state  # _evolve(state, hands=..., pending=..., history=...) spelt out
+            return _build(
+                s.seats,
+                s.money,
+                s.houses,
+                s.minimum_bid,
+                s.decks,
+                s.phase,
+                s.round,
+                s.house,
+                s.deck,
+                s.start_player,
+                s.turn,
+                s.statuses,
+                _replaced(s.hands, seat, _without(s.hands[seat], action.card)),
+                s.fronts,
+                (*s.pending, action.card),
+                s.sneaky_cards,
+                s.discarded,
+                history,
+                s.results,
             )
         fronts = list(state.fronts)
         statuses = list(state.statuses)
-        hands = list(state.hands)
-        if action.kind is ActionKind.PASS:
-            hands[seat] = sort_cards((*hands[seat], *fronts[seat], *state.pending))
+        hands = state.hands
+        if action.kind is _KIND_PASS:
+            hands = _replaced(
+                hands, seat, sort_cards((*hands[seat], *fronts[seat], *state.pending))
+            )
             fronts[seat] = ()
-            statuses[seat] = Status.OUT
+            statuses[seat] = _OUT
         else:
             fronts[seat] = (*fronts[seat], *state.pending)
-            if action.kind is ActionKind.SNEAK:
-                statuses[seat] = Status.SNEAK
+            if action.kind is _KIND_SNEAK:
+                statuses[seat] = _SNEAKER
+        new_fronts, new_statuses = tuple(fronts), tuple(statuses)
+        # The usual end of a turn is the next seat's turn (no sale, no SB win): then the
+        # turn goes into the same evolve; everything else is _after_turn's.
+        acting = _BIDDER if state.phase is _PHASE_HOUSE else _SNEAKER
+        if sum([status is acting for status in new_statuses]) > 1:
+            return _evolve(
+                state,
+                fronts=new_fronts,
+                statuses=new_statuses,
+                hands=hands,
+                pending=(),
+                history=history,
+                turn=_next_turn(new_statuses, new_fronts, seat),
+            )
         state = _evolve(
             state,
-            fronts=tuple(fronts),
-            statuses=tuple(statuses),
-            hands=tuple(hands),
+            fronts=new_fronts,
+            statuses=new_statuses,
+            hands=hands,
             pending=(),
             history=history,
         )
@@ -602,21 +691,21 @@ class SneakyBastard:
             return InvalidAction("not a Sneaky Bastard action", rule="wrong_game")
         if not 0 <= seat < state.seats:
             return InvalidAction(f"there is no seat {seat}", rule="no_such_seat")
-        if state.phase is Phase.OVER:
+        if state.phase is _PHASE_OVER:
             return GameOver("the match is over")
         if seat != state.turn:
             return NotYourTurn(f"it is seat {state.turn}'s turn")
         status = state.statuses[seat]
         laid = total(state.fronts[seat]) + total(state.pending)
         kind = action.kind
-        if kind is ActionKind.ADD:
+        if kind is _KIND_ADD:
             return IllegalAction(f"{action.card} is not in your hand", rule="not_in_hand")
-        if kind in (ActionKind.PASS, ActionKind.SNEAK) and _forced(state):
+        if kind in (_KIND_PASS, _KIND_SNEAK) and _forced(state):
             return IllegalAction(
                 "you are the last bidder with nothing in front: you must bid", rule="forced_bid"
             )
-        if kind is ActionKind.BID:
-            if status is not Status.BIDDER:
+        if kind is _KIND_BID:
+            if status is not _BIDDER:
                 return IllegalAction("you are no longer a house bidder", rule="not_a_bidder")
             if not state.pending:
                 return IllegalAction("lay at least one card first", rule="nothing_laid")
@@ -627,18 +716,18 @@ class SneakyBastard:
             return IllegalAction(
                 f"a house bid must exceed {_highest_house_bid(state, seat)}", rule="bid_too_low"
             )
-        if kind is ActionKind.SNEAK:
-            if status is not Status.BIDDER:
+        if kind is _KIND_SNEAK:
+            if status is not _BIDDER:
                 return IllegalAction("only a house bidder can sneak", rule="not_a_bidder")
-            if state.phase is not Phase.HOUSE_AUCTION:
+            if state.phase is not _PHASE_HOUSE:
                 return IllegalAction("the house is sold", rule="house_sold")
             if not state.sneaky_cards[seat]:
                 return IllegalAction("your Sneaky Bastard card is gone", rule="no_sneaky_card")
             return IllegalAction(
                 f"an SB bid must exceed {_highest_sneaky_bid(state, seat)}", rule="sneak_too_low"
             )
-        if kind is ActionKind.RAISE:
-            if status is not Status.SNEAK:
+        if kind is _KIND_RAISE:
+            if status is not _SNEAKER:
                 return IllegalAction("only a sneak raises", rule="not_a_sneak")
             if not state.pending:
                 return IllegalAction("lay at least one card first", rule="nothing_laid")
@@ -652,7 +741,7 @@ class SneakyBastard:
     def observe(self, state: SneakyBastardState, seat: int | None) -> SneakyBastardObservation:
         """A seat's own hand, plus everything public."""
         own = seat is not None and 0 <= seat < state.seats
-        over = state.phase is Phase.OVER
+        over = state.phase is _PHASE_OVER
         return SneakyBastardObservation(
             seat=seat,
             phase=state.phase,
@@ -691,7 +780,7 @@ class SneakyBastard:
         if obs.preview is not None:
             seen[obs.preview] += 1
             top = (obs.preview,)
-        unseen = Counter(Card(CardKind.HOUSE, value) for value in obs.houses)
+        unseen = Counter(Card(_HOUSE, value) for value in obs.houses)
         unseen.subtract(seen)
         rest, rng = rng.shuffle(sort_cards(list(unseen.elements())))
         hands = known_hands(obs)
@@ -727,7 +816,7 @@ class SneakyBastard:
         """The game's first state (the whole game is one deal: its history is public) and
         every move since."""
         offered = [result.house for result in state.results]
-        if state.house is not None and state.phase is not Phase.OVER:
+        if state.house is not None and state.phase is not _PHASE_OVER:
             offered.append(state.house)
         first = state.results[0].start_player if state.results else state.start_player
         start = SneakyBastardState(
@@ -736,13 +825,13 @@ class SneakyBastard:
             houses=state.houses,
             minimum_bid=state.minimum_bid,
             decks=state.decks,
-            phase=Phase.HOUSE_AUCTION,
+            phase=_PHASE_HOUSE,
             round=0,
             house=None,
             deck=(*offered, *state.deck),
             start_player=first,
             turn=first,
-            statuses=(Status.BIDDER,) * state.seats,
+            statuses=(_BIDDER,) * state.seats,
             hands=tuple(starting_hand(state.money) for _ in range(state.seats)),
             fronts=((),) * state.seats,
             pending=(),
@@ -755,7 +844,7 @@ class SneakyBastard:
 
     def outcome(self, state: SneakyBastardState) -> Outcome | None:
         """House values in hand; ties broken by money in hand, then shared."""
-        if state.phase is not Phase.OVER:
+        if state.phase is not _PHASE_OVER:
             return None
         scores = [house_total(hand) for hand in state.hands]
         keys = [(house_total(hand), money_total(hand)) for hand in state.hands]
@@ -792,8 +881,8 @@ class SneakyBastard:
 
     def deck(self, state: SneakyBastardState) -> tuple[str, ...]:
         """Every seat's money set, the houses and the seats' SB cards."""
-        cards = [str(Card(CardKind.MONEY, v)) for v in state.money] * state.seats
-        cards += [str(Card(CardKind.HOUSE, v)) for v in state.houses]
+        cards = [str(Card(_MONEY, v)) for v in state.money] * state.seats
+        cards += [str(Card(_HOUSE, v)) for v in state.houses]
         cards += [f"sneaky:{seat}" for seat in range(state.seats)]
         return tuple(sorted(cards))
 
@@ -808,7 +897,7 @@ class SneakyBastard:
             sneaky = f"sneaky:{seat}"
             if not state.sneaky_cards[seat]:
                 discarded.append(sneaky)
-            elif state.statuses[seat] is Status.SNEAK:
+            elif state.statuses[seat] is _SNEAKER:
                 front.append(sneaky)
             else:
                 hand.append(sneaky)
@@ -816,7 +905,7 @@ class SneakyBastard:
             zones[f"front:{seat}"] = tuple(front)
         zones["pending"] = tuple(str(card) for card in state.pending)
         # Once sold (the SB auction), the house on offer is in its buyer's hand.
-        offered = state.house is not None and state.phase is Phase.HOUSE_AUCTION
+        offered = state.house is not None and state.phase is _PHASE_HOUSE
         zones["house"] = (str(state.house),) if offered else ()
         zones["deck"] = tuple(str(card) for card in state.deck)
         zones["discarded"] = tuple(discarded)
@@ -839,14 +928,14 @@ def _highest_house_bid(state: SneakyBastardState, seat: int) -> int:
         (
             total(state.fronts[s])
             for s in range(state.seats)
-            if s != seat and state.statuses[s] is Status.BIDDER
+            if s != seat and state.statuses[s] is _BIDDER
         ),
         default=0,
     )
 
 
 def _other_sneaks(state: SneakyBastardState, seat: int) -> bool:
-    return any(state.statuses[s] is Status.SNEAK for s in range(state.seats) if s != seat)
+    return any(state.statuses[s] is _SNEAKER for s in range(state.seats) if s != seat)
 
 
 def _highest_sneaky_bid(state: SneakyBastardState, seat: int) -> int:
@@ -855,47 +944,111 @@ def _highest_sneaky_bid(state: SneakyBastardState, seat: int) -> int:
         (
             total(state.fronts[s])
             for s in range(state.seats)
-            if s != seat and state.statuses[s] is Status.SNEAK
+            if s != seat and state.statuses[s] is _SNEAKER
         ),
         default=-1,
     )
 
 
+T = TypeVar("T")
+
+_TURN_LAST: list[tuple[Any, ...]] = [(None, None, -1, None, None)]  # swapped whole (threads)
+
+
+def _turn_facts(state: SneakyBastardState, seat: int) -> tuple[bool, int, int, bool, int]:
+    """For ``seat``, whose turn it is: whether it is the forced bidder, its total in front,
+    the highest other house bid, whether another seat is a sneak, the highest other SB bid.
+
+    They depend only on the phase, the statuses and the fronts, which every step of one
+    turn shares (only ``pending`` and the hand change), so the last answer is remembered by
+    those tuples' identity (the entry holds them, so the identities stay theirs).
+    """
+    fronts, statuses, phase = state.fronts, state.statuses, state.phase
+    last = _TURN_LAST[0]
+    if last[0] is fronts and last[1] is statuses and last[2] == seat and last[3] is phase:
+        facts: tuple[bool, int, int, bool, int] = last[4]
+        return facts
+    # One pass for _forced, _highest_house_bid, _other_sneaks and _highest_sneaky_bid.
+    front, highest_house, highest_sneaky = 0, 0, -1
+    other_bidder = other_sneak = False
+    for other, cards in enumerate(fronts):
+        bid = sum([card.value for card in cards]) if cards else 0
+        if other == seat:
+            front = bid
+        elif statuses[other] is _BIDDER:
+            other_bidder = True
+            if bid > highest_house:
+                highest_house = bid
+        elif statuses[other] is _SNEAKER:
+            other_sneak = True
+            if bid > highest_sneaky:
+                highest_sneaky = bid
+    forced = (
+        phase is _PHASE_HOUSE
+        and statuses[seat] is _BIDDER
+        and not fronts[seat]
+        and not other_bidder
+    )
+    facts = (forced, front, highest_house, other_sneak, highest_sneaky)
+    _TURN_LAST[0] = (fronts, statuses, seat, phase, facts)
+    return facts
+
+
 def _forced(state: SneakyBastardState) -> bool:
     """The seat to act is the only bidder left, with nothing in front (D3)."""
-    if state.phase is not Phase.HOUSE_AUCTION:
+    if state.phase is not _PHASE_HOUSE:
         return False
     seat = state.turn
-    if state.statuses[seat] is not Status.BIDDER or state.fronts[seat]:
+    if state.statuses[seat] is not _BIDDER or state.fronts[seat]:
         return False
-    return all(state.statuses[s] is not Status.BIDDER for s in range(state.seats) if s != seat)
+    return all(state.statuses[s] is not _BIDDER for s in range(state.seats) if s != seat)
 
 
 def _skipped(state: SneakyBastardState, seat: int) -> bool:
     """Rules 4.3: out, buyer, the lone sneak before the sale, the leading sneak (D4)."""
-    status = state.statuses[seat]
-    if status in (Status.OUT, Status.BUYER):
+    return _is_skipped(state.statuses, state.fronts, seat)
+
+
+def _is_skipped(
+    statuses: tuple[Status, ...], fronts: tuple[tuple[Card, ...], ...], seat: int
+) -> bool:
+    """:func:`_skipped` on the statuses and fronts alone."""
+    status = statuses[seat]
+    if status is _BIDDER:
+        return False
+    if status is not _SNEAKER:  # out or buyer
         return True
-    if status is Status.SNEAK:
-        if not _other_sneaks(state, seat):
-            return True
-        return total(state.fronts[seat]) > _highest_sneaky_bid(state, seat)
-    return False
+    own = total(fronts[seat])
+    others = [total(fronts[s]) for s, st in enumerate(statuses) if st is _SNEAKER and s != seat]
+    return not others or own > max(others)
 
 
 def _next_seat(state: SneakyBastardState, after: int) -> int:
-    for step in range(1, state.seats + 1):
-        seat = (after + step) % state.seats
-        if not _skipped(state, seat):
+    return _next_turn(state.statuses, state.fronts, after)
+
+
+def _next_turn(
+    statuses: tuple[Status, ...], fronts: tuple[tuple[Card, ...], ...], after: int
+) -> int:
+    """The first seat after ``after``, clockwise, that is not skipped (:func:`_skipped`)."""
+    seats = len(statuses)
+    for step in range(1, seats + 1):
+        seat = (after + step) % seats
+        if not _is_skipped(statuses, fronts, seat):
             return seat
     raise AssertionError("no seat can act")  # the sale and SB win rules end the round first
+
+
+def _replaced(items: tuple[T, ...], at: int, item: T) -> tuple[T, ...]:
+    """``items`` with ``items[at]`` replaced."""
+    return (*items[:at], item, *items[at + 1 :])
 
 
 def _after_turn(state: SneakyBastardState, actor: int) -> SneakyBastardState:
     """After a completed turn: the sale, the forced bidder, the SB win, or the next turn."""
     statuses = state.statuses
-    if state.phase is Phase.HOUSE_AUCTION:
-        bidders = [s for s in range(state.seats) if statuses[s] is Status.BIDDER]
+    if state.phase is _PHASE_HOUSE:
+        bidders = [s for s in range(state.seats) if statuses[s] is _BIDDER]
         if len(bidders) == 1:
             (last,) = bidders
             if state.fronts[last]:
@@ -905,7 +1058,7 @@ def _after_turn(state: SneakyBastardState, actor: int) -> SneakyBastardState:
                 return _evolve(state, turn=last)  # the forced bidder (D3)
             return _free_house(state, last)
         return _evolve(state, turn=_next_seat(state, actor))
-    sneaks = [s for s in range(state.seats) if statuses[s] is Status.SNEAK]
+    sneaks = [s for s in range(state.seats) if statuses[s] is _SNEAKER]
     if len(sneaks) == 1:
         return _sneaky_win(state, sneaks[0])
     return _evolve(state, turn=_next_seat(state, actor))
@@ -914,7 +1067,7 @@ def _after_turn(state: SneakyBastardState, actor: int) -> SneakyBastardState:
 def _buy(state: SneakyBastardState, buyer: int) -> SneakyBastardState:
     assert state.house is not None
     statuses = list(state.statuses)
-    statuses[buyer] = Status.BUYER
+    statuses[buyer] = _BUYER
     hands = list(state.hands)
     hands[buyer] = sort_cards((*hands[buyer], state.house))
     return _evolve(state, statuses=tuple(statuses), hands=tuple(hands))
@@ -923,7 +1076,7 @@ def _buy(state: SneakyBastardState, buyer: int) -> SneakyBastardState:
 def _sale(state: SneakyBastardState, buyer: int, causer: int) -> SneakyBastardState:
     """Rules 4.5-4.6: the buyer takes the house; no sneak, one sneak, or the SB auction."""
     state = _buy(state, buyer)
-    sneaks = [s for s in range(state.seats) if state.statuses[s] is Status.SNEAK]
+    sneaks = [s for s in range(state.seats) if state.statuses[s] is _SNEAKER]
     if not sneaks:
         price = state.fronts[buyer]
         fronts = list(state.fronts)
@@ -932,7 +1085,7 @@ def _sale(state: SneakyBastardState, buyer: int, causer: int) -> SneakyBastardSt
         return _end_round(state, buyer, price, None, ())
     if len(sneaks) == 1:
         return _sneaky_win(state, sneaks[0])
-    state = _evolve(state, phase=Phase.SNEAKY_AUCTION)
+    state = _evolve(state, phase=_PHASE_SNEAKY)
     return _evolve(state, turn=_next_seat(state, causer))
 
 
@@ -943,7 +1096,7 @@ def _free_house(state: SneakyBastardState, buyer: int) -> SneakyBastardState:
     hands = list(state.hands)
     fronts = list(state.fronts)
     for seat in range(state.seats):
-        if state.statuses[seat] is Status.SNEAK:
+        if state.statuses[seat] is _SNEAKER:
             hands[seat] = sort_cards((*hands[seat], *fronts[seat]))
             fronts[seat] = ()
     state = _evolve(state, hands=tuple(hands), fronts=tuple(fronts))
@@ -952,7 +1105,7 @@ def _free_house(state: SneakyBastardState, buyer: int) -> SneakyBastardState:
 
 def _sneaky_win(state: SneakyBastardState, winner: int) -> SneakyBastardState:
     """Rule 4.6: the last sneak discards his bid and SB card and takes the buyer's bid."""
-    buyer = state.statuses.index(Status.BUYER)
+    buyer = state.statuses.index(_BUYER)
     price = state.fronts[buyer]
     own = state.fronts[winner]
     hands = list(state.hands)
@@ -994,11 +1147,11 @@ def _end_round(
     if not state.deck:
         return _evolve(
             state,
-            phase=Phase.OVER,
+            phase=_PHASE_OVER,
             house=None,
             turn=-1,
             start_player=buyer,
-            statuses=(Status.OUT,) * state.seats,
+            statuses=(_OUT,) * state.seats,
         )
     return _start_round(state, buyer)
 
@@ -1007,13 +1160,13 @@ def _start_round(state: SneakyBastardState, start: int) -> SneakyBastardState:
     """Rule 4.1: turn up the house (the preview becomes the next house) and begin."""
     return _evolve(
         state,
-        phase=Phase.HOUSE_AUCTION,
+        phase=_PHASE_HOUSE,
         round=state.round + 1,
         house=state.deck[0],
         deck=state.deck[1:],
         start_player=start,
         turn=start,
-        statuses=(Status.BIDDER,) * state.seats,
+        statuses=(_BIDDER,) * state.seats,
         pending=(),
     )
 
