@@ -15,6 +15,7 @@ The reference answers are built from a replay of the stored log that keeps its s
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 import grpc
@@ -24,7 +25,7 @@ from speeltafel.sdk.client import Seat, new_request_id
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.app.match import Match
 from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
-from speeltafel.server.engine.registry import get_game
+from speeltafel.server.engine.registry import GAMES, get_game
 from speeltafel.server.rpc.service import FINAL_VIEWS, MatchService, _record
 from speeltafel.server.store.base import MatchStore
 from speeltafel.server.store.memory import MemoryStore
@@ -205,3 +206,40 @@ async def test_tokens_of_an_unloaded_finished_match_go_at_the_end_of_its_linger(
     summary = await table.client.get_match(match.match_id)  # the store answers, as ever
     assert summary.status == STATUSES["finished"]
     await running.store.close()
+
+
+SHORT = {"kleurenwiezen": {"deals": "1"}}  # one deal is a whole match's worth of views
+
+
+@pytest.mark.parametrize("game_id", sorted(GAMES))
+async def test_every_games_final_views_are_kept_exactly(game_id: str) -> None:
+    """In process, every registered game (Beverbende's seat views are built whole, not
+    appended to the public bytes): the views kept at the end are the views of the final
+    state, each seat its own, and the match holds no state afterwards."""
+    store = MemoryStore()
+    runtime = MatchRuntime(store)
+    service = MatchService(runtime)
+    game = get_game(game_id)
+    seats = game.info.seats_for({})[0]
+    match = (await runtime.create_match(game_id, seats, SHORT.get(game_id, {}))).match
+    for seat in range(seats):
+        await runtime.join(match.id, seat, f"p{seat}", b"")
+    chooser = random.Random(7)
+    number = 0
+    while (live := runtime.matches[match.id]).status != "finished":
+        seat = chooser.choice(live.to_act())
+        action = chooser.choice(game.legal_actions(live.state, seat))
+        await runtime.submit(match.id, seat, live.version, f"r{number}", action)
+        number += 1
+    live = runtime.matches[match.id]
+    assert live.state is None and set(live.current.cache) == {FINAL_VIEWS}
+    log = await store.load(match.id)
+    assert log is not None
+    replayed = Match.replay(log, game)
+    for seat in [None, *range(seats)]:
+        expected = service._view(replayed, replayed.current, seat)
+        assert service._view(live, live.current, seat) == expected
+        kept = service._view_bytes(live, live.current, seat)
+        assert common_pb2.View.FromString(kept) == expected
+        assert kept == service._view_bytes(replayed, replayed.current, seat)
+    await runtime.close()
