@@ -516,8 +516,9 @@ class Match:
         last (the SDK runner asks once more for an action whose answer the end cut off).
         An older request id is still answered with its stored answer, found by unpacking
         the rows (:meth:`find_request`): exactly once holds after the end too.
-        With its snapshots gone too (:meth:`_settle`), a finished match kept for its
-        linger time is mostly its final state and final view."""
+        With its snapshots gone too (:meth:`_settle`) and, once the transport has kept the
+        final views serialised, its state (:meth:`drop_state`), a finished match kept for
+        its linger time is mostly these rows, its seats and those views."""
         if self.compacted:
             return
         rows = self._actions
