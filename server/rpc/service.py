@@ -159,16 +159,15 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         The spectator's view and every seat's, as :meth:`_view_bytes` builds them, are
         compressed together (they share the public part: about 4.4 KB make 0.6 KB in Take
         5) with where each ends; a late view is a decompression and a slice of its own
-        seat's bytes (:meth:`_final_view`). The public message and bytes cached to build
-        them are dropped. Not kept when a view holds a clock (a deadline): such a view
-        changes with time; a finished match has none."""
+        seat's bytes (:meth:`_final_view`). What else the cache held to build views (the
+        public message and bytes, seats' views) is dropped. Not kept when a view holds a
+        clock (a deadline): such a view changes with time; a finished match has none."""
         if any(snapshot.deadlines):
             return False
         cache = snapshot.cache
         seats: list[int | None] = [None, *range(match.created.seats)]
         views = [self._view_bytes(match, snapshot, seat) for seat in seats]
-        cache.pop("public", None)
-        cache.pop("public_bytes", None)
+        cache.clear()  # the public message and bytes, seats' views: the kept views hold them
         cache[FINAL_VIEWS] = (zlib.compress(b"".join(views)), tuple(accumulate(map(len, views))))
         return True
 
@@ -263,28 +262,48 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         The public part is built once per version from the spectator's observation and
         shared; each seat's copy adds only what that seat's own observation holds beyond it.
         A finished match's view is parsed from the bytes kept (:meth:`keep_final_views`).
+
+        A seat's view is built once per version and kept serialised in the snapshot's cache
+        under the seat's own key, without the one field that moves with the wall clock
+        (``clock.remaining_ms``, set on every answer): a storm of GetView calls of one
+        token costs a parse per call, not an observation, the legal actions and a copy
+        (the fairness test's ``getview-2000``). The cache is the snapshot's (one match, one
+        version) and the key is the seat the token gave, so no seat is answered with
+        another's view; it goes with the snapshot's other cached parts (``CACHED_VERSIONS``).
         """
         final = self._final_view(snapshot, seat)
         if final is not None:
             return common_pb2.View.FromString(final)
+        if seat is None:
+            return self._public(match, snapshot)
+        deadline_ms = snapshot.deadlines[seat]
+        now_ms = self.runtime.clock.now_ms()
+        key = f"seat_view:{seat}"
+        kept: bytes | None = snapshot.cache.get(key)
+        if kept is not None:
+            view = common_pb2.View.FromString(kept)
+            if deadline_ms:
+                view.clock.remaining_ms = max(0, deadline_ms - now_ms)
+            return view
         game = match.game
         state = snapshot.state
-        public = self._public(match, snapshot)
-        if seat is None:
-            return public
         acting = state is not None and seat in snapshot.to_act
         view = seat_view(
-            public,
+            self._public(match, snapshot),
             self.wires[match.created.game],
             seat=seat,
             observation=None if state is None else game.observe(state, seat),
             legal_actions=game.legal_actions(state, seat) if acting else (),
             move_clock_ms=match.created.move_clock_ms,
-            deadline_ms=snapshot.deadlines[seat],
-            now_ms=self.runtime.clock.now_ms(),
+            deadline_ms=deadline_ms,
+            now_ms=now_ms,
         )
         if snapshot.banks and acting:
             view.clock.time_bank_ms = snapshot.banks[seat]
+        remaining = view.clock.remaining_ms
+        view.clock.remaining_ms = 0
+        snapshot.cache[key] = view.SerializeToString()
+        view.clock.remaining_ms = remaining
         return view
 
     async def _submit(
