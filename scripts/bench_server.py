@@ -18,8 +18,11 @@ temporary folder (fsync'd group commit, as in production), and this process is t
     idle mid-game (stored beforehand, recovered at start, move clock one hour) while 10
     matches are played. Target: within 1.2x from 10 to 10,000.
 (e) memory: resident set growth per idle live match (10,000 recovered mid-game matches
-    against none) and per finished match kept in memory (finished matches within their
-    linger time are loaded at start), each after the server has settled.
+    against none) and per finished match within its linger time after a restart (stored
+    as finished a second ago: the server keeps their seats' tokens and loads a match when
+    a late call asks, ``MatchRuntime._load_lingering``), each after the server has
+    settled. A match that finishes while the server runs keeps its final views instead
+    of its state (``MatchService.keep_final_views``); this bench does not play those.
 (f) recovery: 10,000 unfinished mid-game matches stored; time from spawn to the first
     health answer, to the server's "recovered" log line, and the wait of calls to matches
     sampled at random right after health answered (GetView; they may wait for their

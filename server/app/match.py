@@ -41,7 +41,7 @@ import json
 import zlib
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from speeltafel.server.app.errors import StaleVersion
@@ -354,9 +354,9 @@ class Match:
 
     def final_hash(self) -> str:
         """Hex SHA-256 of the engine's canonical encoding of the current state ("" before the
-        deal)."""
+        deal; the stored one once the state is let go of, see :meth:`drop_state`)."""
         if self.state is None:
-            return ""
+            return self.finished.final_hash if self.finished is not None else ""
         return hashlib.sha256(self.game.encode(self.state)).hexdigest()
 
     def check_version(self, seat: int, expected_version: int) -> None:
@@ -516,8 +516,9 @@ class Match:
         last (the SDK runner asks once more for an action whose answer the end cut off).
         An older request id is still answered with its stored answer, found by unpacking
         the rows (:meth:`find_request`): exactly once holds after the end too.
-        With its snapshots gone too (:meth:`_settle`), a finished match kept for its
-        linger time is mostly its final state and final view."""
+        With its snapshots gone too (:meth:`_settle`) and, once the transport has kept the
+        final views serialised, its state (:meth:`drop_state`), a finished match kept for
+        its linger time is mostly these rows, its seats and those views."""
         if self.compacted:
             return
         rows = self._actions
@@ -533,6 +534,22 @@ class Match:
         self._packed = zlib.compress(json.dumps(packed, separators=(",", ":")).encode())
         self._actions = []
         self.compacted = True
+
+    def drop_state(self) -> None:
+        """The match is over, compacted, and the transport has kept what its views will
+        answer with in the final snapshot's cache (``MatchRuntime.keep_final_views``): let
+        go of the engine state.
+
+        The final state with the deal's whole history was half of what a finished match
+        holds for its linger time (bench (e)), and nothing after the end needs it: late
+        views come from that cache, the record and the request answers from the action rows,
+        the summary from the outcome. The final snapshot is replaced by an equal one without
+        the state that shares its cache, so a snapshot queued before this renders the same
+        bytes. :meth:`final_hash` answers with the stored hash from here on."""
+        final = self.history[-1]
+        self.history = [replace(final, state=None, cache=final.cache)]
+        self.state = None
+        self._to_act_of = None
 
     def _settle(self) -> None:
         """The match is over: keep its final snapshot, not the history of earlier ones.

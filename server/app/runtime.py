@@ -78,7 +78,7 @@ from speeltafel.server.app.errors import (
     StaleVersion,
     Unauthenticated,
 )
-from speeltafel.server.app.match import CLOCK_PREFIX, Match, Outbox, clock_request_id
+from speeltafel.server.app.match import CLOCK_PREFIX, Match, Outbox, Snapshot, clock_request_id
 from speeltafel.server.engine.core import (
     GameAny,
     GameOver,
@@ -272,11 +272,22 @@ class MatchRuntime:
         self._recovery: asyncio.Future[int] | None = None
         self._recovery_now = 0
         self._read: dict[str, MatchLog] = {}  # the bulk read, while it is being resumed
+        # Matches that finished shortly before a restart, not loaded: their seats' token
+        # hashes, forgotten at the end of the linger time (see _load_lingering).
+        self._lingering: dict[str, tuple[bytes, ...]] = {}
+        self._loading: dict[str, asyncio.Task[Match | None]] = {}  # loads in flight
         self.deadline_listeners: list[Callable[[Match, int | None], None]] = []
         """Called with a match and the deadline (ms) its timer was armed for, or None once
         it has none (finished): the cluster's record of deadlines, so that another process
         can play a default when this one dies (``speeltafel.server.app.cluster``). Retries
         after failures are not reported. They must not block or raise."""
+        self.keep_final_views: Callable[[Match, Snapshot], bool] | None = None
+        """Set by the transport: keeps, in a finished match's final snapshot's cache,
+        everything its views of that snapshot will be answered with (serialised; the views
+        need the wire, which the runtime does not import), and returns whether it did. Then
+        the match lets go of its engine state (:meth:`Match.drop_state`); without it the
+        state stays. Called once per finished match, in the runtime's task; it must not
+        block, and an exception keeps the state."""
         self.seal: Callable[[Match], bool] | None = None
         """Whether a match's record (and its spectators' view) is withheld for now: the
         tournament director seals the matches of a duplicate set until the set has ended."""
@@ -427,13 +438,38 @@ class MatchRuntime:
         return count
 
     async def _load_lingering(self, now: int) -> None:
-        # A match that finished shortly before the restart stays in memory for the rest of
-        # its linger time, as it would have without the restart: its seats' tokens are known
-        # again, so a bot that was cut off before it saw the final view can still get it.
+        """Answer late calls to the matches that finished shortly before the restart for a
+        linger time, as without the restart: a bot cut off before it saw the final view can
+        still get it, and its retried request its stored answer.
+
+        With a store that reads the seats of finished matches (``finished_seats``, the
+        SQLite store) only their seats' tokens are known again; a match is loaded from the
+        store when a call asks for it (:meth:`get`, once however many ask at a time).
+        Loading every such match at start replayed each whole and kept it: a start-up cost
+        and 18 KB per match of the resident set (bench (e)) for matches that a call
+        rarely asks for. Another store loads them."""
         linger_ms = int(self.config.finished_linger_s * 1000)
-        for match_id in await self.store.finished_since(now - linger_ms):
-            with contextlib.suppress(Exception):
-                await self._load(match_id)
+        seats = getattr(self.store, "finished_seats", None)
+        if seats is None:
+            for match_id in await self.store.finished_since(now - linger_ms):
+                with contextlib.suppress(Exception):
+                    await self._load(match_id)
+            return
+        tokens: dict[str, list[bytes]] = {}
+        for match_id, seat, token in await seats(now - linger_ms):
+            if match_id not in self.matches and self.tokens.get(token, (match_id,))[0] == match_id:
+                self.tokens[token] = (match_id, seat)
+                tokens.setdefault(match_id, []).append(token)
+        for match_id, of_match in tokens.items():
+            self._lingering[match_id] = tuple(of_match)
+        if tokens and not self._closing:
+            asyncio.get_running_loop().call_later(
+                self.config.finished_linger_s, self._evict_all, list(tokens)
+            )
+
+    def _evict_all(self, match_ids: list[str]) -> None:
+        for match_id in match_ids:
+            self._evict(match_id)
 
     async def _resume(self, stored: MatchLog) -> Match | None:
         """Rebuild an unfinished match from its log and set it going again (once: the bulk
@@ -531,11 +567,27 @@ class MatchRuntime:
         self._index(match)
         self._track(match)
         if match.finished is not None:
-            match.compact()
+            self._compact(match)
             self._schedule_eviction(match)
         elif arm:
             self._arm_timer(match)
         return match
+
+    def _compact(self, match: Match) -> None:
+        """A finished match whose end is stored keeps only what late calls are answered
+        with: its action rows packed (:meth:`Match.compact`) and, once the transport has
+        kept the final views serialised (:attr:`keep_final_views`), no engine state."""
+        match.compact()
+        keep = self.keep_final_views
+        if keep is None or match.state is None or match.current.status != "finished":
+            return
+        try:
+            kept = keep(match, match.current)
+        except Exception:
+            log.exception("final_views_failed", match_id=match.id)
+            return
+        if kept:
+            match.drop_state()
 
     def _index(self, match: Match) -> None:
         if match.created.request_id:
@@ -649,10 +701,22 @@ class MatchRuntime:
                     return await self._refresh(match)
             match = self.matches.get(match_id)
         if match is None:
-            match = await self._load(match_id)
+            match = await self._load_once(match_id)
         if match is None:
             raise MatchNotFound(f"no match {clip(match_id)}")
         return match
+
+    async def _load_once(self, match_id: str) -> Match | None:
+        """Load a match that is not in memory, once however many calls ask for it at the
+        same time: one store read and one replay in a task of the runtime, which every
+        caller awaits (a cancelled caller only stops waiting)."""
+        task = self._loading.get(match_id)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._load(match_id))
+            self._loading[match_id] = task
+            task.add_done_callback(lambda _: self._loading.pop(match_id, None))
+            self._keep(task)
+        return await asyncio.shield(task)
 
     def _check_request_id(self, request_id: str, minimum: int = 0) -> None:
         if len(request_id) > self.config.max_request_id_length:
@@ -1040,7 +1104,7 @@ class MatchRuntime:
         )
         self._schedule_eviction(match)
         self._finished(match)
-        match.compact()
+        self._compact(match)
 
     async def _end(self, match: Match, termination: str) -> None:
         """End a match early: the finished row first, then memory (the lock is held)."""
@@ -1064,7 +1128,7 @@ class MatchRuntime:
         self._arm_timer(match)
         self._schedule_eviction(match)
         self._finished(match)
-        match.compact()
+        self._compact(match)
 
     # ------------------------------------------------------------------ clocks
 
@@ -1245,12 +1309,19 @@ class MatchRuntime:
 
     def _evict(self, match_id: str) -> None:
         match = self.matches.get(match_id)
-        if match is None or match.finished is None:
+        if match is None:
+            # A match that finished before a restart and was never loaded: its tokens go.
+            for token in self._lingering.pop(match_id, ()):
+                if self.tokens.get(token, ("",))[0] == match_id:
+                    del self.tokens[token]
+            return
+        if match.finished is None:
             return
         if match.subscribers:  # someone still watches: look again later
             self._schedule_eviction(match)
             return
         del self.matches[match_id]
+        self._lingering.pop(match_id, None)
         self._track(match)
         if self._create_requests.get(match.created.request_id) == match_id:
             del self._create_requests[match.created.request_id]

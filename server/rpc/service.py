@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import zlib
 from collections.abc import AsyncIterator, Callable, Mapping
+from itertools import accumulate
 from typing import Any, TypeAlias
 
 import grpc
@@ -49,6 +51,9 @@ HALF_CLOSED = object()  # queued by the reader when the client half-closes its P
 VIEW_FIELD = 1  # PlayResponse.view and SpectateResponse.view
 RESYNC_TRUE = b"\x18\x01"  # PlayResponse.resync and SpectateResponse.resync (field 3) = true
 STREAMS_OF_BYTES = ("Play", "Spectate")
+FINAL_VIEWS = "final_views"
+"""The key, in a finished match's final snapshot's cache, of its views serialised: every
+seat's and the spectator's, compressed together (see :meth:`MatchService.keep_final_views`)."""
 
 
 def _bytes_or_message(response: Any) -> bytes:
@@ -144,6 +149,38 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     def __init__(self, runtime: MatchRuntime, wires: Mapping[str, GameWire] = WIRES) -> None:
         self.runtime = runtime
         self.wires = wires
+        runtime.keep_final_views = self.keep_final_views
+
+    def keep_final_views(self, match: Match, snapshot: Snapshot) -> bool:
+        """Keep a finished match's views of its final snapshot serialised in the snapshot's
+        cache, so that the match may let go of its engine state (``Match.drop_state``);
+        returns whether they were kept.
+
+        The spectator's view and every seat's, as :meth:`_view_bytes` builds them, are
+        compressed together (they share the public part: about 4.4 KB make 0.6 KB in Take
+        5) with where each ends; a late view is a decompression and a slice of its own
+        seat's bytes (:meth:`_final_view`). What else the cache held to build views (the
+        public message and bytes, seats' views) is dropped. Not kept when a view holds a
+        clock (a deadline): such a view changes with time; a finished match has none."""
+        if any(snapshot.deadlines):
+            return False
+        cache = snapshot.cache
+        seats: list[int | None] = [None, *range(match.created.seats)]
+        views = [self._view_bytes(match, snapshot, seat) for seat in seats]
+        cache.clear()  # the public message and bytes, seats' views: the kept views hold them
+        cache[FINAL_VIEWS] = (zlib.compress(b"".join(views)), tuple(accumulate(map(len, views))))
+        return True
+
+    @staticmethod
+    def _final_view(snapshot: Snapshot, seat: int | None) -> bytes | None:
+        """``seat``'s serialised view (None: the spectator's) kept by
+        :meth:`keep_final_views`, or None when the snapshot has none kept."""
+        kept: tuple[bytes, tuple[int, ...]] | None = snapshot.cache.get(FINAL_VIEWS)
+        if kept is None:
+            return None
+        packed, ends = kept
+        index = 0 if seat is None else seat + 1
+        return zlib.decompress(packed)[ends[index - 1] if index else 0 : ends[index]]
 
     # ------------------------------------------------------------------ helpers
 
@@ -181,7 +218,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     def _view_bytes(self, match: Match, snapshot: Snapshot, seat: int | None) -> bytes:
         """The serialised view of ``seat`` (None: a spectator) at a snapshot: the public
         part's bytes (serialised once per version) followed by the seat's own part,
-        serialised alone (see :func:`private_view`). Parsed, it equals :meth:`_view`."""
+        serialised alone (see :func:`private_view`). Parsed, it equals :meth:`_view`.
+        A finished match's views come from those kept (:meth:`keep_final_views`)."""
+        final = self._final_view(snapshot, seat)
+        if final is not None:
+            return final
         cache = snapshot.cache
         public: bytes | None = cache.get("public_bytes")
         if public is None:
@@ -220,25 +261,49 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
         The public part is built once per version from the spectator's observation and
         shared; each seat's copy adds only what that seat's own observation holds beyond it.
+        A finished match's view is parsed from the bytes kept (:meth:`keep_final_views`).
+
+        A seat's view is built once per version and kept serialised in the snapshot's cache
+        under the seat's own key, without the one field that moves with the wall clock
+        (``clock.remaining_ms``, set on every answer): a storm of GetView calls of one
+        token costs a parse per call, not an observation, the legal actions and a copy
+        (the fairness test's ``getview-2000``). The cache is the snapshot's (one match, one
+        version) and the key is the seat the token gave, so no seat is answered with
+        another's view; it goes with the snapshot's other cached parts (``CACHED_VERSIONS``).
         """
+        final = self._final_view(snapshot, seat)
+        if final is not None:
+            return common_pb2.View.FromString(final)
+        if seat is None:
+            return self._public(match, snapshot)
+        deadline_ms = snapshot.deadlines[seat]
+        now_ms = self.runtime.clock.now_ms()
+        key = f"seat_view:{seat}"
+        kept: bytes | None = snapshot.cache.get(key)
+        if kept is not None:
+            view = common_pb2.View.FromString(kept)
+            if deadline_ms:
+                view.clock.remaining_ms = max(0, deadline_ms - now_ms)
+            return view
         game = match.game
         state = snapshot.state
-        public = self._public(match, snapshot)
-        if seat is None:
-            return public
         acting = state is not None and seat in snapshot.to_act
         view = seat_view(
-            public,
+            self._public(match, snapshot),
             self.wires[match.created.game],
             seat=seat,
             observation=None if state is None else game.observe(state, seat),
             legal_actions=game.legal_actions(state, seat) if acting else (),
             move_clock_ms=match.created.move_clock_ms,
-            deadline_ms=snapshot.deadlines[seat],
-            now_ms=self.runtime.clock.now_ms(),
+            deadline_ms=deadline_ms,
+            now_ms=now_ms,
         )
         if snapshot.banks and acting:
             view.clock.time_bank_ms = snapshot.banks[seat]
+        remaining = view.clock.remaining_ms
+        view.clock.remaining_ms = 0
+        snapshot.cache[key] = view.SerializeToString()
+        view.clock.remaining_ms = remaining
         return view
 
     async def _submit(

@@ -592,6 +592,27 @@ class SqliteStore:
 
         return await self._submit(operation)
 
+    async def finished_seats(self, since_ms: int) -> list[tuple[str, int, bytes]]:
+        """(match id, seat, token hash) of every seat of a match marked finished at or after
+        ``since_ms`` and not expired (an expired match's tokens are forgotten): what a
+        restarted server needs to answer late calls to the matches that ended just before
+        it, without loading them until a call comes (``MatchRuntime._load_lingering``)."""
+
+        def operation(conn: sqlite3.Connection) -> list[tuple[str, int, bytes]]:
+            ids: dict[str, str] = {}  # one id string per match, not one per seat
+            return [
+                (ids.setdefault(match_id, match_id), seat, bytes(token_hash))
+                for match_id, seat, token_hash in conn.execute(
+                    "SELECT s.match_id, s.seat, s.token_hash FROM seats s"
+                    " JOIN matches m ON m.match_id = s.match_id WHERE m.finished_ms >= ?"
+                    " AND COALESCE(m.termination, 'normal') != 'expired'"
+                    " ORDER BY m.finished_ms, m.rowid, s.seat",
+                    (since_ms,),
+                )
+            ]
+
+        return await self._submit(operation)
+
     async def unfinished(self) -> list[str]:
         """Matches not marked finished, oldest first."""
 

@@ -163,7 +163,9 @@ async def read_facts(server: ServerThread, match_id: str) -> ServerFacts:
         assert log is not None
         return ServerFacts(
             version=match.version,
-            state_hash=sha(GAME.encode(match.state)),
+            # A finished match has let go of its state (Match.drop_state): its hash is
+            # the one stored with its end, computed from that state.
+            state_hash=match.final_hash(),
             status=match.status,
             rows=tuple((r.seq, r.seat, r.request_id, r.action) for r in match.actions),
             # Every request id the match answers as a duplicate (a finished match keeps
