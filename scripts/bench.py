@@ -31,6 +31,7 @@ Usage: ``.venv/bin/python scripts/bench.py [--seconds 10] [--quick] [--json var/
 Each (c) and (b) window gets an uncounted warm-up first; the default run takes ~40 s.
 ``--store memory`` shows the SQLite store's share; ``--edition full --seats 10 --tables 6``
 the cost of a 10-seat fan-out.
+``--engine-only --games beverbende,kleurenwiezen`` runs only (a), for those games and hearts.
 ``--profile-server FILE`` runs the server under cProfile and prints its hottest functions.
 """
 
@@ -291,11 +292,19 @@ def hearts_slice(result: EngineResult, hearts: Any, chooser: random.Random, seco
     result.actions += actions
 
 
-def engine_costs(seconds: float) -> tuple[list[EngineResult], EngineResult | None]:
+def engine_costs(
+    seconds: float, only: Sequence[str] | None = None
+) -> tuple[list[EngineResult], EngineResult | None]:
     """(a): every registered game (a new game joins by itself), the extras, and hearts
-    when OpenSpiel is installed, each for about ``seconds`` in alternating slices."""
-    games = [EngineResult(game_id, {}, default_seats(game_id)) for game_id in GAMES]
-    games += [EngineResult(name, dict(options), seats) for name, options, seats in ENGINE_EXTRAS]
+    when OpenSpiel is installed, each for about ``seconds`` in alternating slices.
+    ``only`` keeps just those games (their extras included); hearts always runs."""
+    ids = [game_id for game_id in GAMES if only is None or game_id in only]
+    games = [EngineResult(game_id, {}, default_seats(game_id)) for game_id in ids]
+    games += [
+        EngineResult(name, dict(options), seats)
+        for name, options, seats in ENGINE_EXTRAS
+        if name in ids
+    ]
     hearts_game = load_hearts()
     hearts = EngineResult(HEARTS, {}, 4) if hearts_game is not None else None
     chooser = random.Random(12345)
@@ -927,9 +936,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--skip-engine", action="store_true", help="skip (a)")
     parser.add_argument(
+        "--games",
+        type=lambda text: [game_id for game_id in text.split(",") if game_id],
+        default=None,
+        metavar="ID,ID",
+        help="(a) for these games only, next to hearts (default every game)",
+    )
+    parser.add_argument(
         "--engine-only", action="store_true", help="only (a): no server, no (b) or (c)"
     )
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.games or ()) - set(GAMES))
+    if unknown:
+        parser.error(f"--games: unknown game(s) {', '.join(unknown)}; known: {', '.join(GAMES)}")
     if args.quick:
         args.seconds = 2.0
     if args.engine_seconds is None:
@@ -953,10 +972,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     hearts: EngineResult | None = None
     if not args.skip_engine:
         console.print(
-            f"[dim](a) engine: {len(GAMES)} games, {len(ENGINE_EXTRAS)} extra(s) and "
+            f"[dim](a) engine: {len(args.games or GAMES)} games, extras and "
             f"OpenSpiel's hearts, {args.engine_seconds:g} s each...[/]"
         )
-        engine, hearts = engine_costs(args.engine_seconds)
+        engine, hearts = engine_costs(args.engine_seconds, args.games)
     if args.engine_only:
         results = report(engine, hearts, None, "-", args)
         results["total_seconds"] = time.perf_counter() - started
