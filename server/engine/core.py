@@ -783,6 +783,26 @@ def evolver(cls: type[T]) -> Callable[..., T]:
     return cast(Callable[..., T], namespace["evolve"])
 
 
+def replacer(cls: type[T], *names: str) -> Callable[..., T]:
+    """``evolver`` for one fixed set of changed fields, given positionally: ``replacer(cls,
+    "a", "b")`` returns ``f(state, a, b)``, a copy of ``state`` with those two fields set.
+
+    For a game's hottest move (a card played to a trick): it passes every other field on
+    without testing whether it was given, about half the cost of the evolver on a state of
+    thirty-odd fields. An unknown field name is a ``TypeError``, at import time.
+    """
+    build = fast_constructor(cls)
+    fields = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+    unknown = [name for name in names if name not in fields]
+    if unknown or len(set(names)) != len(names):
+        raise TypeError(f"{cls.__name__} has no fields {unknown} (or one is named twice)")
+    arguments = ", ".join(name if name in names else f"state.{name}" for name in fields)
+    source = f"def replace(state, {', '.join(names)}):\n    return build({arguments})"
+    namespace: dict[str, Any] = {}
+    exec(source, {"build": build}, namespace)  # names are the class's own fields
+    return cast(Callable[..., T], namespace["replace"])
+
+
 # --------------------------------------------------------------------------- interface
 
 S = TypeVar("S")

@@ -128,9 +128,8 @@ rules_version history:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
-from operator import attrgetter
 from typing import Any, ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
@@ -151,8 +150,12 @@ from speeltafel.server.engine.core import (
     Rng,
     bool_option,
     choice_option,
+    evolver,
+    fast_constructor,
     int_option,
     refuse_unless_legal,
+    remember_last,
+    replacer,
 )
 
 # --------------------------------------------------------------------------- cards
@@ -574,7 +577,6 @@ class WiezenState:
 
 
 _STATE_HEADER = {"game": "kleurenwiezen", "format": 1}
-_FIELDS = tuple(f.name for f in fields(WiezenState))
 _RANK = {card: RANKS.index(card[0]) for card in ALL_CARDS}
 _PLAY = {card: play(card) for card in ALL_CARDS}
 _DISCARD = {card: discard(card) for card in ALL_CARDS}
@@ -597,17 +599,10 @@ _HIGH_LADDER = tuple((b, strength(b), _BID_ACTION[b]) for b in ALL_HIGH_BIDS)
 """Every high bid with its strength and its move, weakest first."""
 
 
-_GET_ALL = attrgetter(*_FIELDS)
-_INDEX = {name: i for i, name in enumerate(_FIELDS)}
-
-
-def _evolve(state: WiezenState, **changes: Any) -> WiezenState:
-    """A copy of ``state`` with ``changes``: tuples are shared, never copied (the cost of a
-    move is the few fields it changes)."""
-    values = list(_GET_ALL(state))
-    for name, value in changes.items():
-        values[_INDEX[name]] = value
-    return WiezenState(*values)
+# A copy of a state with some fields changed: tuples are shared, never copied (the cost of a
+# move is the few fields it changes). Generated (``core.evolver``): the keywords are bound in
+# C and the state is built without the frozen dataclass's ``object.__setattr__`` per field.
+_evolve = evolver(WiezenState)
 
 
 def active_seats(dealer: int, players: int) -> tuple[int, ...]:
@@ -868,6 +863,11 @@ def _common(state: WiezenState) -> dict[str, Any]:
     }
 
 
+_new_state = fast_constructor(WiezenState)  # WiezenState(...) without a setattr per field
+_NEW_BIDDER = Bidder(BidderState.NEW)
+_OUT_BIDDER = Bidder(BidderState.OUT)
+
+
 def deal_start(common: Mapping[str, Any], pack: tuple[str, ...], decks: Decks) -> WiezenState:
     """A freshly dealt deal (4-4-5 from P1) after the automatic troel check (section 6.1)."""
     players = common["players"]
@@ -880,10 +880,8 @@ def deal_start(common: Mapping[str, Any], pack: tuple[str, ...], decks: Decks) -
         count = _aces(hand)
         if count >= 3:
             holder, aces = seat, count
-    bidders = tuple(
-        Bidder(BidderState.NEW if s in active else BidderState.OUT) for s in range(players)
-    )
-    return WiezenState(
+    bidders = tuple(_NEW_BIDDER if s in active else _OUT_BIDDER for s in range(players))
+    return _new_state(
         **common,
         decks=decks,
         pack=pack,
@@ -931,6 +929,9 @@ def _next_pack(state: WiezenState, played: bool) -> tuple[tuple[str, ...], Decks
     return cut(tuple(gathered), 4 + count), decks
 
 
+_deal_result = fast_constructor(DealResult)
+
+
 def _end_deal(
     state: WiezenState,
     end: DealEnd,
@@ -944,7 +945,7 @@ def _end_deal(
     state = _evolve(state, events=events, **changes)
     if points is None:
         points = (0,) * state.players
-    result = DealResult(
+    result = _deal_result(
         state.deal_number,
         state.dealer,
         end,
@@ -1400,22 +1401,29 @@ def _play_actions(state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
     if not trick:
         if seat == state.partner and not state.tricks:
             return (_PLAY[_forced_lead(hand, state.troel_aces)],)
-        return tuple(_PLAY[c] for c in hand)
+        return tuple(map(_PLAY.__getitem__, hand))
     led = trick[0].card[1]
-    follow = [_PLAY[c] for c in hand if c[1] == led]
-    return tuple(follow) if follow else tuple(_PLAY[c] for c in hand)
+    follow = tuple([_PLAY[c] for c in hand if c[1] == led])
+    return follow or tuple(map(_PLAY.__getitem__, hand))
 
 
 _PLAYS = {(seat, card): Play(seat, card) for seat in range(6) for card in ALL_CARDS}
 _PLAY_EVENTS = {(seat, card): Event(seat, _PLAY[card]) for seat in range(6) for card in ALL_CARDS}
+# The two ways a played card changes a state, built without testing the other fields.
+_with_card = replacer(WiezenState, "hands", "trick", "events", "trump", "target", "turn")
+_with_trick = replacer(
+    WiezenState, "hands", "trick", "tricks", "won", "trump", "target", "leader", "turn", "events"
+)
+_trick_record = fast_constructor(TrickRecord)
 
 
 def _apply_play(state: WiezenState, seat: int, card: str) -> WiezenState:
     """A card to the trick; a full trick goes to its winner; the last one ends the deal."""
-    hand = list(state.hands[seat])
-    hand.remove(card)
-    hands = list(state.hands)
-    hands[seat] = tuple(hand)
+    hands = state.hands
+    hand = hands[seat]
+    i = hand.index(card)
+    hand = hand[:i] + hand[i + 1 :]
+    hands = (*hands[:seat], hand, *hands[seat + 1 :])
     trick = (*state.trick, _PLAYS[seat, card])
     events = (*state.events, _PLAY_EVENTS[seat, card])
     trump, target = state.trump, state.target
@@ -1427,32 +1435,20 @@ def _apply_play(state: WiezenState, seat: int, card: str) -> WiezenState:
             target = 9 if trump == state.tricks[0].plays[0].card[1] else 10
     if len(trick) < ACTIVE:
         active = state.active
-        return _evolve(
-            state,
-            hands=tuple(hands),
-            trick=trick,
-            events=events,
-            trump=trump,
-            target=target,
-            turn=active[(active.index(seat) + 1) % ACTIVE],
-        )
+        turn = active[(active.index(seat) + 1) % ACTIVE]
+        return _with_card(state, hands, trick, events, trump, target, turn)
     winner = trick_winner(trick, trump)
     won = list(state.won)
     won[winner] += 1
-    changes: dict[str, Any] = {
-        "hands": tuple(hands),
-        "trick": (),
-        "tricks": (*state.tricks, TrickRecord(len(state.tricks) + 1, trick, trump, winner)),
-        "won": tuple(won),
-        "trump": trump,
-        "target": target,
-        "leader": winner,
-        "turn": winner,
-    }
+    tricks = (*state.tricks, _trick_record(len(state.tricks) + 1, trick, trump, winner))
     # After a full trick every active hand holds as many cards as the last player's.
     if hand and not (state.stop_when_decided and _decided(state, won)):
-        return _evolve(state, events=events, **changes)
-    state = _evolve(state, **changes)
+        return _with_trick(
+            state, hands, (), tricks, tuple(won), trump, target, winner, winner, events
+        )
+    state = _with_trick(
+        state, hands, (), tricks, tuple(won), trump, target, winner, winner, state.events
+    )
     contract = state.contract
     assert contract is not None
     multiplier = 2 if state.doubling else 1
@@ -1624,6 +1620,7 @@ class Kleurenwiezen:
             return tuple(sorted(s for s in state.active if not state.discards[s]))
         return (state.turn,)
 
+    @remember_last
     def legal_actions(self, state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
         """Every legal move of ``seat`` in a stable order (pass first while bidding; cards in
         the stable order); () when it need not act."""
@@ -2223,11 +2220,13 @@ def _fill(
     room = list(caps)
     zones = range(len(caps))
     takes = [sum(1 << i for i, suit in enumerate(SUITS) if suit not in barred[z]) for z in zones]
-    masks = range(1, 16)
-    need = [sum(1 for c in order if (1 << SUITS.index(c[1])) & m) for m in range(16)]
+    per_suit = [0] * 16
+    for c in order:
+        per_suit[_SUIT_BIT[c]] += 1
+    need = [sum(per_suit[b] for b in _SUIT_BITS if b & m) for m in range(16)]
     space = [sum(room[z] for z in zones if takes[z] & m) for m in range(16)]
     for c in order:
-        bit = 1 << SUITS.index(c[1])
+        bit = _SUIT_BIT[c]
         options = [z for z in zones if room[z] and takes[z] & bit]
         chosen = options[0] if options else max(zones, key=room.__getitem__)
         while options:
@@ -2237,19 +2236,30 @@ def _fill(
                 draw -= room[z]
                 if draw < 0:
                     break
-            if all(
-                need[m] - (1 if m & bit else 0) <= space[m] - (1 if m & takes[z] else 0)
-                for m in masks
-            ):
+            if _hall_holds(need, space, bit, takes[z]):
                 chosen = z
                 break
             options.remove(z)
         # (No option left cannot happen for a consistent observation; the count stays right.)
         room[chosen] -= 1
         out[chosen].append(c)
-        for m in masks:
-            if m & bit:
-                need[m] -= 1
-            if m & takes[chosen]:
-                space[m] -= 1
+        for m in _MASKS_MEETING[bit]:
+            need[m] -= 1
+        for m in _MASKS_MEETING[takes[chosen]]:
+            space[m] -= 1
     return out, rng
+
+
+def _hall_holds(need: list[int], space: list[int], bit: int, takes: int) -> bool:
+    """Whether, with a card of suit ``bit`` placed in a zone taking the suits ``takes``,
+    the cards still to place fit for every set of suits (:func:`_fill`)."""
+    for m in range(1, 16):
+        if need[m] - (1 if m & bit else 0) > space[m] - (1 if m & takes else 0):
+            return False
+    return True
+
+
+_SUIT_BITS = tuple(1 << i for i in range(len(SUITS)))
+_SUIT_BIT = {card: 1 << SUITS.index(card[1]) for card in ALL_CARDS}  # a card's suit as a bit
+# Per set of suits (bits), the sets of suits (1..15) that share one with it.
+_MASKS_MEETING = tuple(tuple(m for m in range(1, 16) if m & t) for t in range(16))
