@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib
 import struct
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -107,6 +108,26 @@ _PADS: dict[bytes, tuple[Any, Any]] = {}
 _PADS_KEPT = 4096  # keys whose pads are kept (one per live match); cleared when full
 
 
+def _plain_sha256() -> Callable[[bytes], Any]:
+    """CPython's own SHA-256 (``_sha2``, before 3.12 ``_sha256``), else ``hashlib``'s.
+
+    The same digests; but copying an OpenSSL 3 hash state, which every block does twice,
+    costs more than hashing the block, so the built-in one draws about a third faster.
+    """
+    for name in ("_sha2", "_sha256"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        found = getattr(module, "sha256", None)
+        if callable(found):
+            return cast(Callable[[bytes], Any], found)
+    return hashlib.sha256
+
+
+_SHA256 = _plain_sha256()
+
+
 def _pads(key: bytes) -> tuple[Any, Any]:
     """SHA-256 states after HMAC's inner and outer key pads (RFC 2104), once per key.
 
@@ -117,10 +138,7 @@ def _pads(key: bytes) -> tuple[Any, Any]:
     pads = _PADS.get(key)
     if pads is None:
         padded = (hashlib.sha256(key).digest() if len(key) > 64 else key).ljust(64, b"\0")
-        pads = (
-            hashlib.sha256(padded.translate(_IPAD)),
-            hashlib.sha256(padded.translate(_OPAD)),
-        )
+        pads = (_SHA256(padded.translate(_IPAD)), _SHA256(padded.translate(_OPAD)))
         if len(_PADS) >= _PADS_KEPT:
             _PADS.clear()
         _PADS[key] = pads
