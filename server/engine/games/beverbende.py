@@ -267,6 +267,29 @@ class EventKind(StrEnum):
     REPLACE = "replace"  # end of round: shown (the special replaced, the card drawn)
 
 
+# Enum members the hot paths compare with, as module constants: in CPython 3.11 looking a
+# member up on its class (``Phase.OVER``) costs about 0.2 us, a dozen of them per move.
+_P_DRAWN = Phase.DRAWN
+_P_DRAW_TWICE_1 = Phase.DRAW_TWICE_1
+_P_DRAW_TWICE_2 = Phase.DRAW_TWICE_2
+_P_KNOCK_DECISION = Phase.KNOCK_DECISION
+_P_OVER = Phase.OVER
+_P_TURN_START = Phase.TURN_START
+_A_DISCARD_DRAWN = ActionKind.DISCARD_DRAWN
+_A_DRAW_DECK = ActionKind.DRAW_DECK
+_A_DRAW_TWICE = ActionKind.DRAW_TWICE
+_A_KEEP = ActionKind.KEEP
+_A_KNOCK = ActionKind.KNOCK
+_A_PEEK = ActionKind.PEEK
+_A_REJECT = ActionKind.REJECT
+_A_SWAP = ActionKind.SWAP
+_A_SWAP_DRAWN = ActionKind.SWAP_DRAWN
+_A_TAKE_DISCARD = ActionKind.TAKE_DISCARD
+_E_ACTION = EventKind.ACTION
+_E_DEAL = EventKind.DEAL
+_E_REPLACE = EventKind.REPLACE
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One public step of a round; ``seat`` -1 for automatic steps."""
@@ -563,7 +586,7 @@ def _round_start(
         common["round_scores"],
         common["last_rows"],
         common["limited"],
-        Phase.TURN_START,
+        _P_TURN_START,
         start,  # actor
         _FIRST_TURNS[players][start],
         -1,  # knocker
@@ -575,7 +598,7 @@ def _round_start(
         (),  # pending
         known,
         (flip,),  # public
-        (_event(EventKind.DEAL, -1, None, -1, (order[flip],)),),  # history
+        (_event(_E_DEAL, -1, None, -1, (order[flip],)),),  # history
         order,  # start_values
         decks,  # start_decks
         decks,
@@ -751,25 +774,25 @@ class Beverbende:
 
     def to_act(self, state: BeverState) -> tuple[int, ...]:
         """The actor, one seat at a time."""
-        return () if state.phase is Phase.OVER else (state.actor,)
+        return () if state.phase is _P_OVER else (state.actor,)
 
     @remember_last
     def legal_actions(self, state: BeverState, seat: int) -> tuple[BeverAction, ...]:
         """The actor's actions in the rules file's order (section 5)."""
-        if state.phase is Phase.OVER or seat != state.actor:
+        if state.phase is _P_OVER or seat != state.actor:
             return ()
         phase = state.phase
-        if phase is Phase.TURN_START:
+        if phase is _P_TURN_START:
             if state.discard and state.values[state.discard[-1]] in _NUMBER_SET:
                 return _DRAW_OR_TAKE
             return _DRAW_ONLY
-        if phase is Phase.KNOCK_DECISION:
+        if phase is _P_KNOCK_DECISION:
             return _KNOCK_OR_NOT
         card = state.values[state.hand]
-        if phase is Phase.DRAW_TWICE_1:
+        if phase is _P_DRAW_TWICE_1:
             return _KEEP_OR_REJECT if card in _NUMBER_SET else _REJECT_ONLY
         if card in _NUMBER_SET:
-            return _SWAP_DRAWN if phase is Phase.DRAW_TWICE_2 else _DISCARD_OR_SWAP
+            return _SWAP_DRAWN if phase is _P_DRAW_TWICE_2 else _DISCARD_OR_SWAP
         return _use_actions(card, seat, state.players)
 
     def default_action(self, state: BeverState, seat: int) -> BeverAction:
@@ -859,66 +882,66 @@ class Beverbende:
         phase = state.phase
         # The two commonest moves first, without a working copy, when the draw pile holds a
         # card (no reshuffle): a card drawn, and a knock decision that passes the turn.
-        if kind is ActionKind.DRAW_DECK and state.draw:
+        if kind is _A_DRAW_DECK and state.draw:
             hand = state.draw[0]
-            event = _event(EventKind.ACTION, seat, action, -1, ())
+            event = _event(_E_ACTION, seat, action, -1, ())
             known = _knowing(state.known, seat, hand)
-            return _drawn(state, Phase.DRAWN, state.draw[1:], hand, known, (*state.history, event))
-        if phase is Phase.KNOCK_DECISION and state.draw:
-            knocker = seat if kind is ActionKind.KNOCK else state.knocker
+            return _drawn(state, _P_DRAWN, state.draw[1:], hand, known, (*state.history, event))
+        if phase is _P_KNOCK_DECISION and state.draw:
+            knocker = seat if kind is _A_KNOCK else state.knocker
             nxt = (state.actor + 1) % state.players
             if _round_ends(state, knocker, nxt) is None:
-                event = _event(EventKind.ACTION, seat, action, -1, ())
+                event = _event(_E_ACTION, seat, action, -1, ())
                 turns = _next_turns(state.turns, nxt)
                 history = (*state.history, event)
-                return _passed(state, Phase.TURN_START, nxt, turns, knocker, history)
-        if kind is ActionKind.TAKE_DISCARD or (phase is Phase.DRAWN and not state.pending):
+                return _passed(state, _P_TURN_START, nxt, turns, knocker, history)
+        if kind is _A_TAKE_DISCARD or (phase is _P_DRAWN and not state.pending):
             done = self._quick_action(state, seat, action)
             if done is not None:
                 return done
         t = _Table(state)
-        next_phase = Phase.KNOCK_DECISION  # after a completed action
-        if kind is ActionKind.DRAW_DECK:
+        next_phase = _P_KNOCK_DECISION  # after a completed action
+        if kind is _A_DRAW_DECK:
             t.hand = t.pop()
             t.know(seat, t.hand)
-            next_phase = Phase.DRAWN
-        elif kind is ActionKind.TAKE_DISCARD:
+            next_phase = _P_DRAWN
+        elif kind is _A_TAKE_DISCARD:
             t.place(seat, action.pos, t.take_discard())
-        elif kind is ActionKind.DISCARD_DRAWN:
+        elif kind is _A_DISCARD_DRAWN:
             t.push(t.hand)
             t.end_sequence()
-        elif kind is ActionKind.SWAP_DRAWN or kind is ActionKind.KEEP:
+        elif kind is _A_SWAP_DRAWN or kind is _A_KEEP:
             t.place(seat, action.pos, t.hand)
             t.end_sequence()
-        elif kind is ActionKind.PEEK:
+        elif kind is _A_PEEK:
             t.know(seat, t.token(seat, action.pos))
             t.push(t.hand)
             t.end_sequence()
-        elif kind is ActionKind.SWAP:
+        elif kind is _A_SWAP:
             own, theirs = t.token(seat, action.pos), t.token(action.other, action.other_pos)
             t.put(seat, action.pos, theirs)
             t.put(action.other, action.other_pos, own)
             t.push(t.hand)
             t.end_sequence()
-        elif kind is ActionKind.DRAW_TWICE:
+        elif kind is _A_DRAW_TWICE:
             t.reveal(t.hand)
             t.pending = (*t.pending, t.hand)
             t.hand = t.pop()
             t.know(seat, t.hand)
-            next_phase = Phase.DRAW_TWICE_1
-        elif kind is ActionKind.REJECT:
+            next_phase = _P_DRAW_TWICE_1
+        elif kind is _A_REJECT:
             t.push(t.hand)
             t.hand = t.pop()
             t.know(seat, t.hand)
-            next_phase = Phase.DRAW_TWICE_2
-        t.events.insert(0, _event(EventKind.ACTION, seat, action, -1, tuple(t.shown)))
-        knocker = seat if kind is ActionKind.KNOCK else state.knocker
-        if phase is Phase.KNOCK_DECISION:
+            next_phase = _P_DRAW_TWICE_2
+        t.events.insert(0, _event(_E_ACTION, seat, action, -1, tuple(t.shown)))
+        knocker = seat if kind is _A_KNOCK else state.knocker
+        if phase is _P_KNOCK_DECISION:
             return self._end_turn(t, knocker)
-        if next_phase is not Phase.KNOCK_DECISION:
+        if next_phase is not _P_KNOCK_DECISION:
             return t.freeze(next_phase)
         if knocker == -1 and min(state.turns) >= 1:
-            return t.freeze(Phase.KNOCK_DECISION)
+            return t.freeze(_P_KNOCK_DECISION)
         return self._end_turn(t, knocker)
 
     def _quick_action(self, state: BeverState, seat: int, action: BeverAction) -> BeverState | None:
@@ -928,13 +951,13 @@ class Beverbende:
         does not apply (the general path plays the action then)."""
         kind, values = action.kind, state.values
         rows, discard = state.rows, state.discard
-        if kind is ActionKind.DISCARD_DRAWN:
+        if kind is _A_DISCARD_DRAWN:
             gone = state.hand
         else:
-            taken = discard[-1] if kind is ActionKind.TAKE_DISCARD else state.hand
-            if kind is ActionKind.TAKE_DISCARD:
+            taken = discard[-1] if kind is _A_TAKE_DISCARD else state.hand
+            if kind is _A_TAKE_DISCARD:
                 discard = discard[:-1]
-            elif kind is not ActionKind.SWAP_DRAWN:
+            elif kind is not _A_SWAP_DRAWN:
                 return None
             row = rows[seat]
             gone = row[action.pos]
@@ -943,15 +966,15 @@ class Beverbende:
             rows = tuple(seats)
         discard = (*discard, gone)
         public = _revealing(state.public, gone)
-        history = (*state.history, _event(EventKind.ACTION, seat, action, -1, (values[gone],)))
+        history = (*state.history, _event(_E_ACTION, seat, action, -1, (values[gone],)))
         knocker = state.knocker
         if knocker == -1 and min(state.turns) >= 1:
-            return _acted(state, Phase.KNOCK_DECISION, rows, discard, -1, public, history)
+            return _acted(state, _P_KNOCK_DECISION, rows, discard, -1, public, history)
         nxt = (state.actor + 1) % state.players
         if not state.draw or _round_ends(state, knocker, nxt) is not None:
             return None
         turns = _next_turns(state.turns, nxt)
-        phase = Phase.TURN_START
+        phase = _P_TURN_START
         return _acted_passed(state, phase, nxt, turns, rows, discard, -1, public, history)
 
     def _end_turn(self, t: _Table, knocker: int) -> BeverState:
@@ -964,7 +987,7 @@ class Beverbende:
         if limited is not None:
             return self._end_round(t, knocker, limited)
         turns = _next_turns(state.turns, nxt)
-        return t.freeze(Phase.TURN_START, actor=nxt, turns=turns, knocker=knocker)
+        return t.freeze(_P_TURN_START, actor=nxt, turns=turns, knocker=knocker)
 
     def _end_round(self, t: _Table, knocker: int, limited: bool) -> BeverState:
         """Reveal, replace the special cards, score; then the next round or the end."""
@@ -980,7 +1003,7 @@ class Beverbende:
                     new = t.pop()
                     t.put(seat, pos, new)
                     shown = (t.values[old], t.values[new])
-                    t.events.append(_event(EventKind.REPLACE, seat, None, pos, shown))
+                    t.events.append(_event(_E_REPLACE, seat, None, pos, shown))
                     old = new
         rows, values = t.rows, t.values
         final = tuple((values[a], values[b], values[c]) for a, b, c in rows)
@@ -992,7 +1015,7 @@ class Beverbende:
                 for tok in row:
                     t.reveal(tok)
             return t.freeze(
-                Phase.OVER,
+                _P_OVER,
                 actor=-1,
                 knocker=knocker,
                 round_scores=round_scores,
@@ -1115,7 +1138,7 @@ class Beverbende:
 
     def outcome(self, state: BeverState) -> Outcome | None:
         """Totals, lowest first; equal totals share (D8)."""
-        if state.phase is not Phase.OVER:
+        if state.phase is not _P_OVER:
             return None
         totals = _totals(state.round_scores, state.players)
         termination = "limit" if state.limited else "normal"
