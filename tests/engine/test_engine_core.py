@@ -39,6 +39,7 @@ from speeltafel.server.engine.core import (
     named_presets,
     refusal,
     refuse_unless_legal,
+    replacer,
     restrict,
     shuffle_key,
 )
@@ -752,6 +753,26 @@ def test_refusal_names_the_error_apply_would_raise_without_changing_the_state() 
     assert error is not None and error.rule == "wrong_phase"
     assert refusal(game, state, 5, legal).rule == "no_such_seat"  # type: ignore[union-attr]
     assert game.encode(state) == before
+
+
+@dataclass(frozen=True, slots=True)
+class _Trio:
+    a: int
+    b: tuple[int, ...]
+    c: str
+
+
+def test_replacer_copies_a_frozen_value_with_the_named_fields_set() -> None:
+    with_b_c = replacer(_Trio, "b", "c")
+    before = _Trio(1, (2,), "x")
+    after = with_b_c(before, (3, 4), "y")
+    assert type(after) is _Trio
+    assert after == _Trio(1, (3, 4), "y") and hash(after) == hash(_Trio(1, (3, 4), "y"))
+    assert before == _Trio(1, (2,), "x")
+    with pytest.raises(TypeError):
+        replacer(_Trio, "d")
+    with pytest.raises(TypeError):
+        replacer(_Trio, "a", "a")
 
 
 def test_every_planned_game_has_its_fixed_proto_numbers() -> None:

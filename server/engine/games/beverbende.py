@@ -104,6 +104,7 @@ rules_version history:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -127,13 +128,17 @@ from speeltafel.server.engine.core import (
     Presets,
     Rng,
     evolver,
+    fast_constructor,
     int_list_option,
     int_option,
     refuse_unless_legal,
     remember_last,
+    replacer,
 )
 
 NUMBERS = ("0", "1", "2", "3", "4", "5", "6")
+_NUMBER_SET = frozenset(NUMBERS)
+_VALUE = {card: int(card) for card in NUMBERS}
 SWAP, PEEK, DRAW_TWICE = "swap", "peek", "draw_twice"
 SPECIALS = (SWAP, PEEK, DRAW_TWICE)
 SPECIAL_COUNT = 3
@@ -148,11 +153,26 @@ ACTIONS_PER_TURN = 10  # draw, 3 x (use draw twice, reject), the last use, knock
 
 def is_number(card: str) -> bool:
     """Whether a card text is a number card."""
-    return card in NUMBERS
+    return card in _NUMBER_SET
 
 
 def deck_cards(number_counts: Sequence[int]) -> tuple[str, ...]:
     """The 32 cards with this number split, numbers first, then the specials."""
+    counts = tuple(number_counts)
+    cards = _DECKS.get(counts)
+    if cards is None:
+        cards = _deck_cards(counts)
+        if len(_DECKS) >= _DECKS_KEPT:
+            _DECKS.clear()
+        _DECKS[counts] = cards
+    return cards
+
+
+_DECKS: dict[tuple[int, ...], tuple[str, ...]] = {}  # per number split (the default, mostly)
+_DECKS_KEPT = 64
+
+
+def _deck_cards(number_counts: Sequence[int]) -> tuple[str, ...]:
     numbers = [n for n, count in zip(NUMBERS, number_counts, strict=True) for _ in range(count)]
     return (*numbers, *(s for s in SPECIALS for _ in range(SPECIAL_COUNT)))
 
@@ -247,6 +267,29 @@ class EventKind(StrEnum):
     REPLACE = "replace"  # end of round: shown (the special replaced, the card drawn)
 
 
+# Enum members the hot paths compare with, as module constants: in CPython 3.11 looking a
+# member up on its class (``Phase.OVER``) costs about 0.2 us, a dozen of them per move.
+_P_DRAWN = Phase.DRAWN
+_P_DRAW_TWICE_1 = Phase.DRAW_TWICE_1
+_P_DRAW_TWICE_2 = Phase.DRAW_TWICE_2
+_P_KNOCK_DECISION = Phase.KNOCK_DECISION
+_P_OVER = Phase.OVER
+_P_TURN_START = Phase.TURN_START
+_A_DISCARD_DRAWN = ActionKind.DISCARD_DRAWN
+_A_DRAW_DECK = ActionKind.DRAW_DECK
+_A_DRAW_TWICE = ActionKind.DRAW_TWICE
+_A_KEEP = ActionKind.KEEP
+_A_KNOCK = ActionKind.KNOCK
+_A_PEEK = ActionKind.PEEK
+_A_REJECT = ActionKind.REJECT
+_A_SWAP = ActionKind.SWAP
+_A_SWAP_DRAWN = ActionKind.SWAP_DRAWN
+_A_TAKE_DISCARD = ActionKind.TAKE_DISCARD
+_E_ACTION = EventKind.ACTION
+_E_DEAL = EventKind.DEAL
+_E_REPLACE = EventKind.REPLACE
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One public step of a round; ``seat`` -1 for automatic steps."""
@@ -328,25 +371,24 @@ _STATE_HEADER = {"game": "beverbende", "format": 1}
 class _Table:
     """A round's working copy during one ``apply`` (the state stays a value).
 
-    Copy on write: a move touches one or two of the state's collections, so the rows, the
-    knowledge sets and the public set are copied only when first changed (``row``,
-    ``know``, ``reveal``), the events of this ``apply`` are kept apart from the history,
-    and ``freeze`` passes on every untouched collection as the very tuple it was. Copying
-    and re-sorting all of them on every move was most of Beverbende's cost per move. The
-    state's ``known`` and ``public`` tuples are sorted (the deal makes them so and
-    ``freeze`` keeps them so), which is why an untouched one needs no re-sorting.
+    Every collection starts as the state's own tuple and a change replaces it with a new
+    tuple (a move changes one or two of them, a few items each), so ``freeze`` hands every
+    untouched one on as it was and copies nothing back. The events of this ``apply`` are
+    kept apart from the history. The state's ``known`` and ``public`` tuples are sorted and
+    hold no token twice (the deal makes them so), and ``know`` and ``reveal`` insert in
+    place, which keeps them so without re-sorting.
     """
 
     __slots__ = (
-        "_known",
-        "_revealed",
-        "_rows",
         "decks",
         "discard",
         "draw",
         "events",
         "hand",
+        "known",
         "pending",
+        "public",
+        "rows",
         "s",
         "shown",
         "values",
@@ -355,101 +397,174 @@ class _Table:
     def __init__(self, state: BeverState) -> None:
         self.s = state
         self.values = state.values  # only a reshuffle extends it (a new tuple)
-        self.draw = list(state.draw)
-        self.discard = list(state.discard)
+        self.rows = state.rows
+        self.draw = state.draw
+        self.discard = state.discard
         self.hand = state.hand
-        self.pending = list(state.pending)
+        self.pending = state.pending
+        self.known = state.known
+        self.public = state.public
         self.decks = state.decks
         self.shown: list[str] = []
         self.events: list[Event] = []  # appended to the state's history by ``freeze``
-        self._rows: list[list[int]] | None = None
-        self._known: dict[int, set[int]] = {}  # the seats whose knowledge changed
-        self._revealed: set[int] = set()  # tokens made public by this move
-
-    def row(self, seat: int) -> list[int]:
-        """``seat``'s row, writable (all rows are copied at the first write)."""
-        if self._rows is None:
-            self._rows = [list(r) for r in self.s.rows]
-        return self._rows[seat]
 
     def token(self, seat: int, pos: int) -> int:
         """The token at (seat, pos) now."""
-        rows = self._rows if self._rows is not None else self.s.rows
-        return rows[seat][pos]
+        return self.rows[seat][pos]
+
+    def put(self, seat: int, pos: int, token: int) -> None:
+        """``token`` into (seat, pos), nothing else."""
+        rows = self.rows
+        row = rows[seat]
+        rows_list = list(rows)
+        rows_list[seat] = (*row[:pos], token, *row[pos + 1 :])
+        self.rows = tuple(rows_list)
 
     def know(self, seat: int, token: int) -> None:
         """``seat`` now knows ``token``."""
-        known = self._known.get(seat)
-        if known is None:
-            known = self._known[seat] = set(self.s.known[seat])
-        known.add(token)
+        self.known = _knowing(self.known, seat, token)
 
     def reveal(self, token: int) -> None:
         """Everybody now knows ``token``."""
-        self._revealed.add(token)
+        self.public = _revealing(self.public, token)
 
     def push(self, token: int) -> None:
         """A card face up onto the discard pile."""
-        self.discard.append(token)
-        self._revealed.add(token)
+        self.discard = (*self.discard, token)
+        self.reveal(token)
         self.shown.append(self.values[token])
+
+    def take_discard(self) -> int:
+        """The discard pile's top card, off the pile."""
+        discard = self.discard
+        self.discard = discard[:-1]
+        return discard[-1]
 
     def pop(self) -> int:
         """The draw pile's top card (after a reshuffle if the pile is empty)."""
         if not self.draw:
             self.reshuffle()
-        return self.draw.pop(0)
+        draw = self.draw
+        self.draw = draw[1:]
+        return draw[0]
 
     def reshuffle(self) -> None:
         cards = [self.values[t] for t in self.discard]
         order, self.decks = self.decks.order("pile", cards)
         first = len(self.values)
         self.values = (*self.values, *order)
-        self.draw = list(range(first, first + len(order)))
-        self.discard = []
-        self.events.append(Event(EventKind.RESHUFFLE, shown=tuple(cards)))
+        self.draw = tuple(range(first, first + len(order)))
+        self.discard = ()
+        self.events.append(_event(EventKind.RESHUFFLE, -1, None, -1, tuple(cards)))
 
     def place(self, seat: int, pos: int, token: int) -> None:
         """``token`` into (seat, pos), the old card face up onto the pile."""
-        row = self.row(seat)
-        old = row[pos]
-        row[pos] = token
+        old = self.rows[seat][pos]
+        self.put(seat, pos, token)
         self.push(old)
 
     def end_sequence(self) -> None:
+        """The drawn card is gone; the waiting draw-twice cards onto the pile, last first."""
         self.hand = -1
-        while self.pending:
-            self.push(self.pending.pop())
+        pending = self.pending
+        if pending:
+            self.pending = ()
+            for token in reversed(pending):
+                self.push(token)
 
-    def freeze(self, **changes: Any) -> BeverState:
+    def freeze(
+        self,
+        phase: Phase,
+        actor: int | None = None,
+        turns: tuple[int, ...] | None = None,
+        knocker: int | None = None,
+        round_scores: tuple[tuple[int, ...], ...] | None = None,
+        limited: int | None = None,
+    ) -> BeverState:
+        """The state after this ``apply``: ``phase``, the other arguments where given."""
         state = self.s
-        known = state.known
-        if self._known:
-            seats = list(known)
-            for seat, tokens in self._known.items():
-                seats[seat] = tuple(sorted(tokens))
-            known = tuple(seats)
-        public = state.public
-        if not self._revealed.issubset(public):
-            public = tuple(sorted(self._revealed.union(public)))
-        return _evolve(
-            state,
-            values=self.values,
-            rows=state.rows if self._rows is None else tuple(tuple(r) for r in self._rows),
-            draw=tuple(self.draw),
-            discard=tuple(self.discard),
-            hand=self.hand,
-            pending=tuple(self.pending),
-            known=known,
-            public=public,
-            history=(*state.history, *self.events) if self.events else state.history,
-            decks=self.decks,
-            **changes,
+        events = self.events
+        # Positional, in BeverState's field order (half the cost of keywords).
+        return _new_state(
+            state.number_counts,
+            state.turn_limit,
+            state.players,
+            state.rounds,
+            state.round,
+            state.start_player,
+            state.round_scores if round_scores is None else round_scores,
+            state.last_rows,
+            state.limited if limited is None else limited,
+            phase,
+            state.actor if actor is None else actor,
+            state.turns if turns is None else turns,
+            state.knocker if knocker is None else knocker,
+            self.values,
+            self.rows,
+            self.draw,
+            self.discard,
+            self.hand,
+            self.pending,
+            self.known,
+            self.public,
+            (*state.history, *events) if events else state.history,
+            state.start_values,
+            state.start_decks,
+            self.decks,
         )
+
+
+def _knowing(
+    known: tuple[tuple[int, ...], ...], seat: int, token: int
+) -> tuple[tuple[int, ...], ...]:
+    """``known`` with ``token`` among ``seat``'s tokens (sorted, each once)."""
+    mine = known[seat]
+    i = bisect_left(mine, token)
+    if i < len(mine) and mine[i] == token:
+        return known
+    seats = list(known)
+    seats[seat] = (*mine[:i], token, *mine[i:])
+    return tuple(seats)
+
+
+def _revealing(public: tuple[int, ...], token: int) -> tuple[int, ...]:
+    """``public`` with ``token`` (sorted, each once)."""
+    i = bisect_left(public, token)
+    if i < len(public) and public[i] == token:
+        return public
+    return (*public[:i], token, *public[i:])
+
+
+def _round_ends(state: BeverState, knocker: int, nxt: int) -> bool | None:
+    """Whether the round ends when the turn passes to ``nxt``: None (it goes on), False
+    (everybody has had his turn after the knock), True (the safety limit)."""
+    if knocker != -1 and nxt == knocker:
+        return False
+    if knocker == -1 and min(state.turns) >= state.turn_limit:
+        return True
+    return None
+
+
+def _next_turns(turns: tuple[int, ...], nxt: int) -> tuple[int, ...]:
+    """``turns`` with ``nxt``'s new turn counted."""
+    counted = list(turns)
+    counted[nxt] += 1
+    return tuple(counted)
 
 
 # ``dataclasses.replace`` without its per-call introspection (the engine's hot path).
 _evolve = evolver(BeverState)
+# BeverState(...) and Event(...) without the frozen dataclass's setattr per field.
+_new_state = fast_constructor(BeverState)
+_event = fast_constructor(Event)
+# The two commonest moves, which touch no pile but the draw pile (replacer: see core).
+_drawn = replacer(BeverState, "phase", "draw", "hand", "known", "history")
+_passed = replacer(BeverState, "phase", "actor", "turns", "knocker", "history")
+# A card taken from the discard pile or a drawn card used, then the knock decision or the
+# next turn (Beverbende._quick_action).
+_ACTED = ("rows", "discard", "hand", "public", "history")
+_acted = replacer(BeverState, "phase", *_ACTED)
+_acted_passed = replacer(BeverState, "phase", "actor", "turns", *_ACTED)
 
 
 def _round_start(
@@ -459,53 +574,75 @@ def _round_start(
 ) -> BeverState:
     """The state of a freshly dealt round (``common``: the fields that carry over)."""
     players = common["players"]
-    rows = tuple(tuple(range(ROW * s, ROW * s + ROW)) for s in range(players))
-    flip = ROW * players
+    rows, draw, known, flip = _layout(players, len(order))
     start = (common["round"] - 1) % players
-    turns = [0] * players
-    turns[start] = 1
-    return BeverState(
-        number_counts=common["number_counts"],
-        turn_limit=common["turn_limit"],
-        players=players,
-        rounds=common["rounds"],
-        round=common["round"],
-        start_player=start,
-        round_scores=common["round_scores"],
-        last_rows=common["last_rows"],
-        limited=common["limited"],
-        phase=Phase.TURN_START,
-        actor=start,
-        turns=tuple(turns),
-        knocker=-1,
-        values=order,
-        rows=rows,
-        draw=tuple(range(flip + 1, len(order))),
-        discard=(flip,),
-        hand=-1,
-        pending=(),
-        known=tuple((ROW * s, ROW * s + 2) for s in range(players)),
-        public=(flip,),
-        history=(Event(EventKind.DEAL, shown=(order[flip],)),),
-        start_values=order,
-        start_decks=decks,
-        decks=decks,
+    return _new_state(
+        common["number_counts"],
+        common["turn_limit"],
+        players,
+        common["rounds"],
+        common["round"],
+        start,  # start_player
+        common["round_scores"],
+        common["last_rows"],
+        common["limited"],
+        _P_TURN_START,
+        start,  # actor
+        _FIRST_TURNS[players][start],
+        -1,  # knocker
+        order,  # values
+        rows,
+        draw,
+        (flip,),  # discard
+        -1,  # hand
+        (),  # pending
+        known,
+        (flip,),  # public
+        (_event(_E_DEAL, -1, None, -1, (order[flip],)),),  # history
+        order,  # start_values
+        decks,  # start_decks
+        decks,
     )
+
+
+def _layout(
+    players: int, cards: int
+) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[tuple[int, ...], ...], int]:
+    """A fresh deal's tokens (rows, draw pile, what each seat knows, the first discard),
+    the same for every deal of a table size: built once."""
+    layout = _LAYOUTS.get((players, cards))
+    if layout is None:
+        flip = ROW * players
+        layout = _LAYOUTS[players, cards] = (
+            tuple(tuple(range(ROW * s, ROW * s + ROW)) for s in range(players)),
+            tuple(range(flip + 1, cards)),
+            tuple((ROW * s, ROW * s + 2) for s in range(players)),
+            flip,
+        )
+    return layout
+
+
+_LAYOUTS: dict[
+    tuple[int, int],
+    tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[tuple[int, ...], ...], int],
+] = {}  # bounded: 2-4 players, 32 cards
+# Per table size, per start player: the turns at a round's start (the start player's first).
+_FIRST_TURNS = {
+    players: tuple(tuple(int(s == start) for s in range(players)) for start in range(players))
+    for players in range(2, 5)
+}
 
 
 def _common(state: BeverState) -> dict[str, Any]:
     return {
-        name: getattr(state, name)
-        for name in (
-            "number_counts",
-            "turn_limit",
-            "players",
-            "rounds",
-            "round",
-            "round_scores",
-            "last_rows",
-            "limited",
-        )
+        "number_counts": state.number_counts,
+        "turn_limit": state.turn_limit,
+        "players": state.players,
+        "rounds": state.rounds,
+        "round": state.round,
+        "round_scores": state.round_scores,
+        "last_rows": state.last_rows,
+        "limited": state.limited,
     }
 
 
@@ -518,9 +655,9 @@ def knows(state: BeverState, viewer: int | None, owner: int, pos: int) -> bool:
 
 
 def _use_actions(card: str, seat: int, players: int) -> tuple[BeverAction, ...]:
-    """The uses of a drawn special card, remembered per (card, seat, players): the answer
-    depends on nothing else, and building the nine to 27 swap actions was a large part of
-    ``legal_actions``."""
+    """``discard_drawn`` and the uses of a drawn special card, remembered per (card, seat,
+    players): the answer depends on nothing else, and building the nine to 27 swap actions
+    was a large part of ``legal_actions``."""
     key = (card, seat, players)
     uses = _USES.get(key)
     if uses is None:
@@ -536,6 +673,7 @@ def _use_actions(card: str, seat: int, players: int) -> tuple[BeverAction, ...]:
             )
         else:
             uses = (USE_DRAW_TWICE,)
+        uses = (DISCARD, *uses)
         _USES[key] = uses
     return uses
 
@@ -545,6 +683,12 @@ _USES: dict[tuple[str, int, int], tuple[BeverAction, ...]] = {}  # bounded: card
 _TAKE_DISCARD = tuple(take_discard(p) for p in POSITIONS)
 _SWAP_DRAWN = tuple(swap_drawn(p) for p in POSITIONS)
 _KEEP = tuple(keep(p) for p in POSITIONS)
+_DRAW_OR_TAKE = (DRAW, *_TAKE_DISCARD)
+_DRAW_ONLY = (DRAW,)
+_KNOCK_OR_NOT = (KNOCK, NO_KNOCK)
+_KEEP_OR_REJECT = (*_KEEP, REJECT)
+_REJECT_ONLY = (REJECT,)
+_DISCARD_OR_SWAP = (DISCARD, *_SWAP_DRAWN)
 
 
 class Beverbende:
@@ -630,26 +774,26 @@ class Beverbende:
 
     def to_act(self, state: BeverState) -> tuple[int, ...]:
         """The actor, one seat at a time."""
-        return () if state.phase is Phase.OVER else (state.actor,)
+        return () if state.phase is _P_OVER else (state.actor,)
 
     @remember_last
     def legal_actions(self, state: BeverState, seat: int) -> tuple[BeverAction, ...]:
         """The actor's actions in the rules file's order (section 5)."""
-        if state.phase is Phase.OVER or seat != state.actor:
+        if state.phase is _P_OVER or seat != state.actor:
             return ()
         phase = state.phase
-        if phase is Phase.TURN_START:
-            if state.discard and state.values[state.discard[-1]] in NUMBERS:
-                return (DRAW, *_TAKE_DISCARD)
-            return (DRAW,)
-        if phase is Phase.KNOCK_DECISION:
-            return (KNOCK, NO_KNOCK)
+        if phase is _P_TURN_START:
+            if state.discard and state.values[state.discard[-1]] in _NUMBER_SET:
+                return _DRAW_OR_TAKE
+            return _DRAW_ONLY
+        if phase is _P_KNOCK_DECISION:
+            return _KNOCK_OR_NOT
         card = state.values[state.hand]
-        if phase is Phase.DRAW_TWICE_1:
-            return (*_KEEP, REJECT) if card in NUMBERS else (REJECT,)
-        if card in NUMBERS:
-            return _SWAP_DRAWN if phase is Phase.DRAW_TWICE_2 else (DISCARD, *_SWAP_DRAWN)
-        return (DISCARD, *_use_actions(card, seat, state.players))
+        if phase is _P_DRAW_TWICE_1:
+            return _KEEP_OR_REJECT if card in _NUMBER_SET else _REJECT_ONLY
+        if card in _NUMBER_SET:
+            return _SWAP_DRAWN if phase is _P_DRAW_TWICE_2 else _DISCARD_OR_SWAP
+        return _use_actions(card, seat, state.players)
 
     def default_action(self, state: BeverState, seat: int) -> BeverAction:
         """The clock defaults of the rules file's section 5."""
@@ -734,51 +878,104 @@ class Beverbende:
         return None
 
     def _play(self, state: BeverState, seat: int, action: BeverAction) -> BeverState:
-        t = _Table(state)
         kind = action.kind
         phase = state.phase
-        next_phase = Phase.KNOCK_DECISION  # after a completed action
-        if kind is ActionKind.DRAW_DECK:
+        # The two commonest moves first, without a working copy, when the draw pile holds a
+        # card (no reshuffle): a card drawn, and a knock decision that passes the turn.
+        if kind is _A_DRAW_DECK and state.draw:
+            hand = state.draw[0]
+            event = _event(_E_ACTION, seat, action, -1, ())
+            known = _knowing(state.known, seat, hand)
+            return _drawn(state, _P_DRAWN, state.draw[1:], hand, known, (*state.history, event))
+        if phase is _P_KNOCK_DECISION and state.draw:
+            knocker = seat if kind is _A_KNOCK else state.knocker
+            nxt = (state.actor + 1) % state.players
+            if _round_ends(state, knocker, nxt) is None:
+                event = _event(_E_ACTION, seat, action, -1, ())
+                turns = _next_turns(state.turns, nxt)
+                history = (*state.history, event)
+                return _passed(state, _P_TURN_START, nxt, turns, knocker, history)
+        if kind is _A_TAKE_DISCARD or (phase is _P_DRAWN and not state.pending):
+            done = self._quick_action(state, seat, action)
+            if done is not None:
+                return done
+        t = _Table(state)
+        next_phase = _P_KNOCK_DECISION  # after a completed action
+        if kind is _A_DRAW_DECK:
             t.hand = t.pop()
             t.know(seat, t.hand)
-            next_phase = Phase.DRAWN
-        elif kind is ActionKind.TAKE_DISCARD:
-            t.place(seat, action.pos, t.discard.pop())
-        elif kind is ActionKind.DISCARD_DRAWN:
+            next_phase = _P_DRAWN
+        elif kind is _A_TAKE_DISCARD:
+            t.place(seat, action.pos, t.take_discard())
+        elif kind is _A_DISCARD_DRAWN:
             t.push(t.hand)
             t.end_sequence()
-        elif kind in (ActionKind.SWAP_DRAWN, ActionKind.KEEP):
+        elif kind is _A_SWAP_DRAWN or kind is _A_KEEP:
             t.place(seat, action.pos, t.hand)
             t.end_sequence()
-        elif kind is ActionKind.PEEK:
+        elif kind is _A_PEEK:
             t.know(seat, t.token(seat, action.pos))
             t.push(t.hand)
             t.end_sequence()
-        elif kind is ActionKind.SWAP:
-            own, other = t.row(seat), t.row(action.other)
-            own[action.pos], other[action.other_pos] = other[action.other_pos], own[action.pos]
+        elif kind is _A_SWAP:
+            own, theirs = t.token(seat, action.pos), t.token(action.other, action.other_pos)
+            t.put(seat, action.pos, theirs)
+            t.put(action.other, action.other_pos, own)
             t.push(t.hand)
             t.end_sequence()
-        elif kind is ActionKind.DRAW_TWICE:
+        elif kind is _A_DRAW_TWICE:
             t.reveal(t.hand)
-            t.pending.append(t.hand)
+            t.pending = (*t.pending, t.hand)
             t.hand = t.pop()
             t.know(seat, t.hand)
-            next_phase = Phase.DRAW_TWICE_1
-        elif kind is ActionKind.REJECT:
+            next_phase = _P_DRAW_TWICE_1
+        elif kind is _A_REJECT:
             t.push(t.hand)
             t.hand = t.pop()
             t.know(seat, t.hand)
-            next_phase = Phase.DRAW_TWICE_2
-        t.events.insert(0, Event(EventKind.ACTION, seat, action, shown=tuple(t.shown)))
-        knocker = seat if kind is ActionKind.KNOCK else state.knocker
-        if phase is Phase.KNOCK_DECISION:
+            next_phase = _P_DRAW_TWICE_2
+        t.events.insert(0, _event(_E_ACTION, seat, action, -1, tuple(t.shown)))
+        knocker = seat if kind is _A_KNOCK else state.knocker
+        if phase is _P_KNOCK_DECISION:
             return self._end_turn(t, knocker)
-        if next_phase is not Phase.KNOCK_DECISION:
-            return t.freeze(phase=next_phase)
-        if knocker == -1 and all(n >= 1 for n in state.turns):
-            return t.freeze(phase=Phase.KNOCK_DECISION)
+        if next_phase is not _P_KNOCK_DECISION:
+            return t.freeze(next_phase)
+        if knocker == -1 and min(state.turns) >= 1:
+            return t.freeze(_P_KNOCK_DECISION)
         return self._end_turn(t, knocker)
+
+    def _quick_action(self, state: BeverState, seat: int, action: BeverAction) -> BeverState | None:
+        """A completed take_discard, or swap_drawn or discard_drawn of a card drawn from the
+        pile (no draw-twice sequence waiting), without a working copy: what the general
+        path does for them, when it needs no reshuffle and the round goes on. None when it
+        does not apply (the general path plays the action then)."""
+        kind, values = action.kind, state.values
+        rows, discard = state.rows, state.discard
+        if kind is _A_DISCARD_DRAWN:
+            gone = state.hand
+        else:
+            taken = discard[-1] if kind is _A_TAKE_DISCARD else state.hand
+            if kind is _A_TAKE_DISCARD:
+                discard = discard[:-1]
+            elif kind is not _A_SWAP_DRAWN:
+                return None
+            row = rows[seat]
+            gone = row[action.pos]
+            seats = list(rows)
+            seats[seat] = (*row[: action.pos], taken, *row[action.pos + 1 :])
+            rows = tuple(seats)
+        discard = (*discard, gone)
+        public = _revealing(state.public, gone)
+        history = (*state.history, _event(_E_ACTION, seat, action, -1, (values[gone],)))
+        knocker = state.knocker
+        if knocker == -1 and min(state.turns) >= 1:
+            return _acted(state, _P_KNOCK_DECISION, rows, discard, -1, public, history)
+        nxt = (state.actor + 1) % state.players
+        if not state.draw or _round_ends(state, knocker, nxt) is not None:
+            return None
+        turns = _next_turns(state.turns, nxt)
+        phase = _P_TURN_START
+        return _acted_passed(state, phase, nxt, turns, rows, discard, -1, public, history)
 
     def _end_turn(self, t: _Table, knocker: int) -> BeverState:
         state = t.s
@@ -786,13 +983,11 @@ class Beverbende:
         if not t.draw:
             t.reshuffle()
         nxt = (state.actor + 1) % state.players
-        if knocker != -1 and nxt == knocker:
-            return self._end_round(t, knocker, limited=False)
-        if knocker == -1 and all(n >= state.turn_limit for n in state.turns):
-            return self._end_round(t, knocker, limited=True)
-        turns = list(state.turns)
-        turns[nxt] += 1
-        return t.freeze(phase=Phase.TURN_START, actor=nxt, turns=tuple(turns), knocker=knocker)
+        limited = _round_ends(state, knocker, nxt)
+        if limited is not None:
+            return self._end_round(t, knocker, limited)
+        turns = _next_turns(state.turns, nxt)
+        return t.freeze(_P_TURN_START, actor=nxt, turns=turns, knocker=knocker)
 
     def _end_round(self, t: _Table, knocker: int, limited: bool) -> BeverState:
         """Reveal, replace the special cards, score; then the next round or the end."""
@@ -802,31 +997,34 @@ class Beverbende:
         for k in range(players):
             seat = (first + k) % players
             for pos in POSITIONS:
-                while not is_number(t.values[t.token(seat, pos)]):
-                    old = t.token(seat, pos)
-                    t.discard.append(old)
+                old = t.rows[seat][pos]
+                while t.values[old] not in _NUMBER_SET:
+                    t.discard = (*t.discard, old)
                     new = t.pop()
-                    t.row(seat)[pos] = new
+                    t.put(seat, pos, new)
                     shown = (t.values[old], t.values[new])
-                    t.events.append(Event(EventKind.REPLACE, seat, None, pos, shown))
-        rows = [[t.token(seat, pos) for pos in POSITIONS] for seat in range(players)]
-        final = tuple(tuple(t.values[tok] for tok in row) for row in rows)
-        scores = tuple(sum(int(card) for card in row) for row in final)
-        for row in rows:
-            for tok in row:
-                t.reveal(tok)
-        common = _common(state)
-        common["round_scores"] = (*state.round_scores, scores)
-        common["last_rows"] = final
-        common["limited"] = state.limited + (1 if limited else 0)
+                    t.events.append(_event(_E_REPLACE, seat, None, pos, shown))
+                    old = new
+        rows, values = t.rows, t.values
+        final = tuple((values[a], values[b], values[c]) for a, b, c in rows)
+        scores = tuple(_VALUE[a] + _VALUE[b] + _VALUE[c] for a, b, c in final)
+        round_scores = (*state.round_scores, scores)
+        limited_rounds = state.limited + (1 if limited else 0)
         if state.round >= state.rounds:
+            for row in rows:
+                for tok in row:
+                    t.reveal(tok)
             return t.freeze(
-                phase=Phase.OVER,
+                _P_OVER,
                 actor=-1,
                 knocker=knocker,
-                round_scores=common["round_scores"],
-                limited=common["limited"],
+                round_scores=round_scores,
+                limited=limited_rounds,
             )
+        common = _common(state)
+        common["round_scores"] = round_scores
+        common["last_rows"] = final
+        common["limited"] = limited_rounds
         common["round"] = state.round + 1
         order, decks = t.decks.order("pile", deck_cards(state.number_counts))
         return _round_start(common, order, decks)
@@ -940,7 +1138,7 @@ class Beverbende:
 
     def outcome(self, state: BeverState) -> Outcome | None:
         """Totals, lowest first; equal totals share (D8)."""
-        if state.phase is not Phase.OVER:
+        if state.phase is not _P_OVER:
             return None
         totals = _totals(state.round_scores, state.players)
         termination = "limit" if state.limited else "normal"

@@ -128,9 +128,8 @@ rules_version history:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
-from operator import attrgetter
 from typing import Any, ClassVar
 
 from speeltafel.server.engine.codec import decode_value, encode_value
@@ -151,8 +150,12 @@ from speeltafel.server.engine.core import (
     Rng,
     bool_option,
     choice_option,
+    evolver,
+    fast_constructor,
     int_option,
     refuse_unless_legal,
+    remember_last,
+    replacer,
 )
 
 # --------------------------------------------------------------------------- cards
@@ -252,6 +255,42 @@ class DealEnd(StrEnum):
     PASSED_OUT = "passed_out"
     RONDPAS = "rondpas"
     DOOD = "dood"
+
+
+# Enum members the hot paths compare with, as module constants: in CPython 3.11 looking a
+# member up on its class (``Phase.OVER``) costs about 0.2 us, a dozen of them per move.
+_P_DECLARE = Phase.DECLARE
+_P_DISCARD = Phase.DISCARD
+_P_MISERIE_RESPONSE = Phase.MISERIE_RESPONSE
+_P_OPBIEDEN = Phase.OPBIEDEN
+_P_OVER = Phase.OVER
+_P_PLAY = Phase.PLAY
+_P_TROEL_AUCTION = Phase.TROEL_AUCTION
+_A_ALONE = ActionKind.ALONE
+_A_ASK = ActionKind.ASK
+_A_BID = ActionKind.BID
+_A_DOOD = ActionKind.DOOD
+_A_JOIN = ActionKind.JOIN
+_A_PASS = ActionKind.PASS
+_A_RONDPAS = ActionKind.RONDPAS
+_A_WAIT = ActionKind.WAIT
+_C_ABONDANCE = ContractKind.ABONDANCE
+_C_ALONE = ContractKind.ALONE
+_C_KLEINE_MISERIE = ContractKind.KLEINE_MISERIE
+_C_PAIR = ContractKind.PAIR
+_C_SOLO_SLIM = ContractKind.SOLO_SLIM
+_C_TROEL = ContractKind.TROEL
+_B_ALONE = BidderState.ALONE
+_B_HIGH = BidderState.HIGH
+_B_OPEN = BidderState.OPEN
+_B_PAIR_ASKER = BidderState.PAIR_ASKER
+_B_PAIR_JOINER = BidderState.PAIR_JOINER
+_B_PASSED = BidderState.PASSED
+_B_RONDPAS = BidderState.RONDPAS
+_B_WAITING = BidderState.WAITING
+_D_DOOD = DealEnd.DOOD
+_D_PLAYED = DealEnd.PLAYED
+_D_RONDPAS = DealEnd.RONDPAS
 
 
 # --------------------------------------------------------------------------- values
@@ -574,7 +613,6 @@ class WiezenState:
 
 
 _STATE_HEADER = {"game": "kleurenwiezen", "format": 1}
-_FIELDS = tuple(f.name for f in fields(WiezenState))
 _RANK = {card: RANKS.index(card[0]) for card in ALL_CARDS}
 _PLAY = {card: play(card) for card in ALL_CARDS}
 _DISCARD = {card: discard(card) for card in ALL_CARDS}
@@ -597,17 +635,10 @@ _HIGH_LADDER = tuple((b, strength(b), _BID_ACTION[b]) for b in ALL_HIGH_BIDS)
 """Every high bid with its strength and its move, weakest first."""
 
 
-_GET_ALL = attrgetter(*_FIELDS)
-_INDEX = {name: i for i, name in enumerate(_FIELDS)}
-
-
-def _evolve(state: WiezenState, **changes: Any) -> WiezenState:
-    """A copy of ``state`` with ``changes``: tuples are shared, never copied (the cost of a
-    move is the few fields it changes)."""
-    values = list(_GET_ALL(state))
-    for name, value in changes.items():
-        values[_INDEX[name]] = value
-    return WiezenState(*values)
+# A copy of a state with some fields changed: tuples are shared, never copied (the cost of a
+# move is the few fields it changes). Generated (``core.evolver``): the keywords are bound in
+# C and the state is built without the frozen dataclass's ``object.__setattr__`` per field.
+_evolve = evolver(WiezenState)
 
 
 def active_seats(dealer: int, players: int) -> tuple[int, ...]:
@@ -657,7 +688,7 @@ def _standing_high(bidders: tuple[Bidder, ...] | list[Bidder]) -> Bid | None:
     best: Bid | None = None
     top = -1
     for b in bidders:
-        if b.state is BidderState.HIGH and b.bid is not None:
+        if b.state is _B_HIGH and b.bid is not None:
             s = strength(b.bid)
             if s > top:
                 best, top = b.bid, s
@@ -718,9 +749,7 @@ def _km_standing(state: WiezenState) -> tuple[int, ...]:
 
 def _needs_to_act(b: Bidder) -> bool:
     """Rounds 2 and later: who must act (section 6.3)."""
-    return b.state in (BidderState.WAITING, BidderState.OPEN) or (
-        b.state is BidderState.HIGH and b.outbid
-    )
+    return b.state in (_B_WAITING, _B_OPEN) or (b.state is _B_HIGH and b.outbid)
 
 
 def _party_strongest(parties: tuple[Party, ...], km: bool) -> int:
@@ -798,7 +827,7 @@ def score_deal(
     declarers = contract.declarers
     opponents = [s for s in active if s not in declarers]
     d = multiplier
-    if kind is ContractKind.KLEINE_MISERIE and len(declarers) == 2:
+    if kind is _C_KLEINE_MISERIE and len(declarers) == 2:
         a, b = declarers
         won_a, won_b = taken[a] == 0, taken[b] == 0
         if won_a and won_b:
@@ -814,19 +843,19 @@ def score_deal(
     if kind in MISERIES or kind in FIXED_AMOUNTS:
         per, made = FIXED_AMOUNTS[kind], (m == 0 if kind in MISERIES else m == 13)
         x = per if made else -per
-        if kind is ContractKind.ABONDANCE:
+        if kind is _C_ABONDANCE:
             x = per if m >= target else -per
         points[declarers[0]] = 3 * x * d
         for s in opponents:
             points[s] = -x * d
         return tuple(points)
-    if kind is ContractKind.ALONE:
+    if kind is _C_ALONE:
         x = 2 + max(0, min(m, 8) - target) if m >= target else -(2 + target - m)
         points[declarers[0]] = 3 * x * d
         for s in opponents:
             points[s] = -x * d
         return tuple(points)
-    if kind is ContractKind.PAIR:
+    if kind is _C_PAIR:
         x = 2 + (m - target) if m >= target else -(2 + target - m)
     else:  # troel
         x = 4 + 2 * (m - target) if m >= target else -(4 + 2 * (target - m))
@@ -868,6 +897,11 @@ def _common(state: WiezenState) -> dict[str, Any]:
     }
 
 
+_new_state = fast_constructor(WiezenState)  # WiezenState(...) without a setattr per field
+_NEW_BIDDER = Bidder(BidderState.NEW)
+_OUT_BIDDER = Bidder(BidderState.OUT)
+
+
 def deal_start(common: Mapping[str, Any], pack: tuple[str, ...], decks: Decks) -> WiezenState:
     """A freshly dealt deal (4-4-5 from P1) after the automatic troel check (section 6.1)."""
     players = common["players"]
@@ -880,16 +914,14 @@ def deal_start(common: Mapping[str, Any], pack: tuple[str, ...], decks: Decks) -
         count = _aces(hand)
         if count >= 3:
             holder, aces = seat, count
-    bidders = tuple(
-        Bidder(BidderState.NEW if s in active else BidderState.OUT) for s in range(players)
-    )
-    return WiezenState(
+    bidders = tuple(_NEW_BIDDER if s in active else _OUT_BIDDER for s in range(players))
+    return _new_state(
         **common,
         decks=decks,
         pack=pack,
         active=active,
         hands=tuple(hands),
-        phase=Phase.TROEL_AUCTION if holder >= 0 else Phase.DECLARE,
+        phase=_P_TROEL_AUCTION if holder >= 0 else _P_DECLARE,
         turn=active[0],
         round=1,
         troel_holder=holder,
@@ -931,6 +963,9 @@ def _next_pack(state: WiezenState, played: bool) -> tuple[tuple[str, ...], Decks
     return cut(tuple(gathered), 4 + count), decks
 
 
+_deal_result = fast_constructor(DealResult)
+
+
 def _end_deal(
     state: WiezenState,
     end: DealEnd,
@@ -940,32 +975,32 @@ def _end_deal(
     **changes: Any,
 ) -> WiezenState:
     """Score a deal, then deal the next one (or end the match)."""
-    multiplier = 2 if state.doubling and end is DealEnd.PLAYED else 1
+    multiplier = 2 if state.doubling and end is _D_PLAYED else 1
     state = _evolve(state, events=events, **changes)
     if points is None:
         points = (0,) * state.players
-    result = DealResult(
+    result = _deal_result(
         state.deal_number,
         state.dealer,
         end,
-        state.contract if end is DealEnd.PLAYED else None,
+        state.contract if end is _D_PLAYED else None,
         declarer_tricks,
         multiplier,
         points,
     )
     scores = tuple(a + b for a, b in zip(state.scores, points, strict=True))
-    doubling = end is DealEnd.RONDPAS
+    doubling = end is _D_RONDPAS
     results = (*state.results, result)
     if state.deal_number >= state.deals:
         return _evolve(
             state,
-            phase=Phase.OVER,
+            phase=_P_OVER,
             turn=-1,
             scores=scores,
             doubling=doubling,
             results=results,
         )
-    pack, decks = _next_pack(state, end is DealEnd.PLAYED)
+    pack, decks = _next_pack(state, end is _D_PLAYED)
     common = _common(state)
     common.update(
         deal_number=state.deal_number + 1,
@@ -985,27 +1020,27 @@ def _begin_play(
     p1 = state.active[0]
     trump, target, leader, partner = "", 0, p1, -1
     declarers = contract.declarers
-    if kind in (ContractKind.ALONE, ContractKind.PAIR, ContractKind.ABONDANCE):
+    if kind in (_C_ALONE, _C_PAIR, _C_ABONDANCE):
         trump, target = contract.suit, contract.tricks
-        if kind is ContractKind.ABONDANCE:
+        if kind is _C_ABONDANCE:
             leader = declarers[0]
-    elif kind is ContractKind.SOLO_SLIM:
+    elif kind is _C_SOLO_SLIM:
         trump, target = contract.suit, 13
         if declarers[0] == p1:
             leader = state.active[1]
-    elif kind is ContractKind.TROEL:
+    elif kind is _C_TROEL:
         partner = troel_partner(state.hands, state.troel_holder, state.troel_aces)
         declarers = (state.troel_holder, partner)
         contract = Contract(kind, 0, "", declarers)
         leader = partner
         if state.troel_aces == 4:
             trump, target = "H", 9
-    phase = Phase.DISCARD if kind is ContractKind.KLEINE_MISERIE else Phase.PLAY
+    phase = _P_DISCARD if kind is _C_KLEINE_MISERIE else _P_PLAY
     return _evolve(
         state,
         events=events,
         phase=phase,
-        turn=-1 if phase is Phase.DISCARD else leader,
+        turn=-1 if phase is _P_DISCARD else leader,
         contract=contract,
         trump=trump,
         target=target,
@@ -1021,7 +1056,7 @@ def _decided(state: WiezenState, won: Sequence[int]) -> bool:
     assert contract is not None
     if contract.kind in MISERIES:
         return all(won[s] > 0 for s in contract.declarers)
-    if contract.kind is ContractKind.SOLO_SLIM:
+    if contract.kind is _C_SOLO_SLIM:
         return won[contract.declarers[0]] < sum(won)
     return False
 
@@ -1048,10 +1083,10 @@ def _declare_actions(state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
             out.append(RONDPAS)
         if position == 3 and _dood_allowed(state, seat):
             out.append(DOOD)
-    elif me.state is BidderState.WAITING:
+    elif me.state is _B_WAITING:
         if open1:
             out += [join(s) for s in SUITS if _open_in(bidders, s, seat) >= 0]
-    elif me.state is BidderState.OPEN:
+    elif me.state is _B_OPEN:
         own = SUIT_VALUE[me.suit]
         others = _taken(bidders, exclude=seat)
         out += [alone(s) for s in SUITS if SUIT_VALUE[s] >= own and s not in others]
@@ -1064,7 +1099,7 @@ def _declare_actions(state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
                 for s in SUITS
                 if SUIT_VALUE[s] > own and s not in others and _could_join(bidders, s, seat)
             ]
-    elif me.state is BidderState.HIGH and me.outbid:
+    elif me.state is _B_HIGH and me.outbid:
         out += [a for _, value, a in _HIGH_LADDER if value > top]
     return tuple(out)
 
@@ -1099,41 +1134,41 @@ def _apply_declare(state: WiezenState, seat: int, action: WiezenAction) -> Wieze
     calls = state.rondpas_calls
     kind = action.kind
     km_order = state.km_order
-    if state.round == 1 and 0 < calls == position and kind is not ActionKind.RONDPAS:
+    if state.round == 1 and 0 < calls == position and kind is not _A_RONDPAS:
         # D6: the proposal lapses; who said rondpas has passed.
         calls = 0
         for s, b in enumerate(bidders):
-            if b.state is BidderState.RONDPAS:
-                bidders[s] = Bidder(BidderState.PASSED)
-    if kind is ActionKind.PASS:
-        bidders[seat] = Bidder(BidderState.PASSED)
-    elif kind is ActionKind.ASK:
-        bidders[seat] = Bidder(BidderState.OPEN, action.suit)
-    elif kind is ActionKind.JOIN:
+            if b.state is _B_RONDPAS:
+                bidders[s] = Bidder(_B_PASSED)
+    if kind is _A_PASS:
+        bidders[seat] = Bidder(_B_PASSED)
+    elif kind is _A_ASK:
+        bidders[seat] = Bidder(_B_OPEN, action.suit)
+    elif kind is _A_JOIN:
         asker = _open_in(state.bidders, action.suit, seat)
-        bidders[asker] = Bidder(BidderState.PAIR_ASKER, action.suit)
-        bidders[seat] = Bidder(BidderState.PAIR_JOINER, action.suit)
-    elif kind is ActionKind.ALONE:
-        bidders[seat] = Bidder(BidderState.ALONE, action.suit)
-    elif kind is ActionKind.WAIT:
-        bidders[seat] = Bidder(BidderState.WAITING)
-    elif kind is ActionKind.RONDPAS:
-        bidders[seat] = Bidder(BidderState.RONDPAS)
+        bidders[asker] = Bidder(_B_PAIR_ASKER, action.suit)
+        bidders[seat] = Bidder(_B_PAIR_JOINER, action.suit)
+    elif kind is _A_ALONE:
+        bidders[seat] = Bidder(_B_ALONE, action.suit)
+    elif kind is _A_WAIT:
+        bidders[seat] = Bidder(_B_WAITING)
+    elif kind is _A_RONDPAS:
+        bidders[seat] = Bidder(_B_RONDPAS)
         calls += 1
         if calls == _rondpas_needed(state):
-            return _end_deal(state, DealEnd.RONDPAS, events, bidders=tuple(bidders))
-    elif kind is ActionKind.DOOD:
-        return _end_deal(state, DealEnd.DOOD, events)
-    elif kind is ActionKind.BID:
+            return _end_deal(state, _D_RONDPAS, events, bidders=tuple(bidders))
+    elif kind is _A_DOOD:
+        return _end_deal(state, _D_DOOD, events)
+    elif kind is _A_BID:
         new = action.bid()
-        bidders[seat] = Bidder(BidderState.HIGH, bid=new)
+        bidders[seat] = Bidder(_B_HIGH, bid=new)
         if new == KM:
             km_order = (*km_order, seat)
         if strength(new) >= 1000:
             # Nobody at level 1 can switch level, so nobody there competes any more.
             for s, b in enumerate(bidders):
                 if b.state in _LEVEL_ONE_STATES:
-                    bidders[s] = Bidder(BidderState.PASSED)
+                    bidders[s] = Bidder(_B_PASSED)
         _mark_outbid(bidders)
     # REASK changes nothing but the history.
     return _advance_declare(state, position, events, bidders, calls, km_order)
@@ -1167,8 +1202,8 @@ def _advance_declare(
             b = bidders[s]
             if not _needs_to_act(b):
                 continue
-            if b.state is BidderState.WAITING and not _waiter_can_join(bidders, s):
-                bidders[s] = Bidder(BidderState.PASSED)
+            if b.state is _B_WAITING and not _waiter_can_join(bidders, s):
+                bidders[s] = Bidder(_B_PASSED)
                 events = (*events, Event(s, PASS, automatic=True))
                 continue
             return _evolve(
@@ -1400,67 +1435,62 @@ def _play_actions(state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
     if not trick:
         if seat == state.partner and not state.tricks:
             return (_PLAY[_forced_lead(hand, state.troel_aces)],)
-        return tuple(_PLAY[c] for c in hand)
+        return tuple(map(_PLAY.__getitem__, hand))
     led = trick[0].card[1]
-    follow = [_PLAY[c] for c in hand if c[1] == led]
-    return tuple(follow) if follow else tuple(_PLAY[c] for c in hand)
+    follow = tuple([_PLAY[c] for c in hand if c[1] == led])
+    return follow or tuple(map(_PLAY.__getitem__, hand))
 
 
 _PLAYS = {(seat, card): Play(seat, card) for seat in range(6) for card in ALL_CARDS}
 _PLAY_EVENTS = {(seat, card): Event(seat, _PLAY[card]) for seat in range(6) for card in ALL_CARDS}
+# The two ways a played card changes a state, built without testing the other fields.
+_with_card = replacer(WiezenState, "hands", "trick", "events", "trump", "target", "turn")
+_with_trick = replacer(
+    WiezenState, "hands", "trick", "tricks", "won", "trump", "target", "leader", "turn", "events"
+)
+_trick_record = fast_constructor(TrickRecord)
 
 
 def _apply_play(state: WiezenState, seat: int, card: str) -> WiezenState:
     """A card to the trick; a full trick goes to its winner; the last one ends the deal."""
-    hand = list(state.hands[seat])
-    hand.remove(card)
-    hands = list(state.hands)
-    hands[seat] = tuple(hand)
+    hands = state.hands
+    hand = hands[seat]
+    i = hand.index(card)
+    hand = hand[:i] + hand[i + 1 :]
+    hands = (*hands[:seat], hand, *hands[seat + 1 :])
     trick = (*state.trick, _PLAYS[seat, card])
     events = (*state.events, _PLAY_EVENTS[seat, card])
     trump, target = state.trump, state.target
     if state.troel_aces == 3 and len(state.tricks) == 1 and len(trick) == 1:
         contract = state.contract
-        if contract is not None and contract.kind is ContractKind.TROEL:
+        if contract is not None and contract.kind is _C_TROEL:
             # D5: the partner's lead to trick 2 names trump, the fifth card on the table.
             trump = card[1]
             target = 9 if trump == state.tricks[0].plays[0].card[1] else 10
     if len(trick) < ACTIVE:
         active = state.active
-        return _evolve(
-            state,
-            hands=tuple(hands),
-            trick=trick,
-            events=events,
-            trump=trump,
-            target=target,
-            turn=active[(active.index(seat) + 1) % ACTIVE],
-        )
+        turn = active[(active.index(seat) + 1) % ACTIVE]
+        return _with_card(state, hands, trick, events, trump, target, turn)
     winner = trick_winner(trick, trump)
     won = list(state.won)
     won[winner] += 1
-    changes: dict[str, Any] = {
-        "hands": tuple(hands),
-        "trick": (),
-        "tricks": (*state.tricks, TrickRecord(len(state.tricks) + 1, trick, trump, winner)),
-        "won": tuple(won),
-        "trump": trump,
-        "target": target,
-        "leader": winner,
-        "turn": winner,
-    }
+    tricks = (*state.tricks, _trick_record(len(state.tricks) + 1, trick, trump, winner))
     # After a full trick every active hand holds as many cards as the last player's.
     if hand and not (state.stop_when_decided and _decided(state, won)):
-        return _evolve(state, events=events, **changes)
-    state = _evolve(state, **changes)
+        return _with_trick(
+            state, hands, (), tricks, tuple(won), trump, target, winner, winner, events
+        )
+    state = _with_trick(
+        state, hands, (), tricks, tuple(won), trump, target, winner, winner, state.events
+    )
     contract = state.contract
     assert contract is not None
     multiplier = 2 if state.doubling else 1
     points = score_deal(contract, won, target, multiplier, state.active, state.players)
     taken = tuple(won[s] for s in contract.declarers)
-    if contract.kind in (ContractKind.PAIR, ContractKind.TROEL):
+    if contract.kind in (_C_PAIR, _C_TROEL):
         taken = (sum(taken),)
-    return _end_deal(state, DealEnd.PLAYED, events, taken, points)
+    return _end_deal(state, _D_PLAYED, events, taken, points)
 
 
 def _apply_discard(state: WiezenState, seat: int, card: str) -> WiezenState:
@@ -1479,7 +1509,7 @@ def _apply_discard(state: WiezenState, seat: int, card: str) -> WiezenState:
         hands=tuple(hands),
         discards=tuple(discards),
         events=(*state.events, *revealed),
-        phase=Phase.PLAY,
+        phase=_P_PLAY,
         turn=state.leader,
     )
 
@@ -1487,15 +1517,15 @@ def _apply_discard(state: WiezenState, seat: int, card: str) -> WiezenState:
 def _step(state: WiezenState, seat: int, action: WiezenAction) -> WiezenState:
     """A legal action played (the caller has checked legality)."""
     phase = state.phase
-    if phase is Phase.PLAY:
+    if phase is _P_PLAY:
         return _apply_play(state, seat, action.card)
-    if phase is Phase.DISCARD:
+    if phase is _P_DISCARD:
         return _apply_discard(state, seat, action.card)
-    if phase is Phase.DECLARE:
+    if phase is _P_DECLARE:
         return _apply_declare(state, seat, action)
-    if phase is Phase.OPBIEDEN:
+    if phase is _P_OPBIEDEN:
         return _apply_opbieden(state, seat, action)
-    if phase is Phase.MISERIE_RESPONSE:
+    if phase is _P_MISERIE_RESPONSE:
         return _apply_response(state, seat, action)
     return _apply_troel(state, seat, action)
 
@@ -1618,31 +1648,32 @@ class Kleurenwiezen:
     def to_act(self, state: WiezenState) -> tuple[int, ...]:
         """The seat to act; every active seat still to discard in the kleine-miserie
         discard; () at the end."""
-        if state.phase is Phase.OVER:
+        if state.phase is _P_OVER:
             return ()
-        if state.phase is Phase.DISCARD:
+        if state.phase is _P_DISCARD:
             return tuple(sorted(s for s in state.active if not state.discards[s]))
         return (state.turn,)
 
+    @remember_last
     def legal_actions(self, state: WiezenState, seat: int) -> tuple[WiezenAction, ...]:
         """Every legal move of ``seat`` in a stable order (pass first while bidding; cards in
         the stable order); () when it need not act."""
         phase = state.phase
-        if phase is Phase.PLAY:
+        if phase is _P_PLAY:
             return _play_actions(state, seat) if seat == state.turn else ()
-        if phase is Phase.OVER:
+        if phase is _P_OVER:
             return ()
-        if phase is Phase.DISCARD:
+        if phase is _P_DISCARD:
             if seat in state.active and not state.discards[seat]:
                 return tuple(_DISCARD[c] for c in state.hands[seat])
             return ()
         if seat != state.turn:
             return ()
-        if phase is Phase.DECLARE:
+        if phase is _P_DECLARE:
             return _declare_actions(state, seat)
-        if phase is Phase.OPBIEDEN:
+        if phase is _P_OPBIEDEN:
             return _opbieden_actions(state, seat)
-        if phase is Phase.MISERIE_RESPONSE:
+        if phase is _P_MISERIE_RESPONSE:
             return _response_actions(state, seat)
         return _troel_actions(state)
 
@@ -1876,7 +1907,7 @@ class Kleurenwiezen:
 
     def outcome(self, state: WiezenState) -> Outcome | None:
         """The running scores after the last deal, highest first; ties share (D3)."""
-        if state.phase is not Phase.OVER:
+        if state.phase is not _P_OVER:
             return None
         return Outcome.from_keys(state.scores, [(s,) for s in state.scores], False)
 
@@ -2223,11 +2254,13 @@ def _fill(
     room = list(caps)
     zones = range(len(caps))
     takes = [sum(1 << i for i, suit in enumerate(SUITS) if suit not in barred[z]) for z in zones]
-    masks = range(1, 16)
-    need = [sum(1 for c in order if (1 << SUITS.index(c[1])) & m) for m in range(16)]
+    per_suit = [0] * 16
+    for c in order:
+        per_suit[_SUIT_BIT[c]] += 1
+    need = [sum(per_suit[b] for b in _SUIT_BITS if b & m) for m in range(16)]
     space = [sum(room[z] for z in zones if takes[z] & m) for m in range(16)]
     for c in order:
-        bit = 1 << SUITS.index(c[1])
+        bit = _SUIT_BIT[c]
         options = [z for z in zones if room[z] and takes[z] & bit]
         chosen = options[0] if options else max(zones, key=room.__getitem__)
         while options:
@@ -2237,19 +2270,30 @@ def _fill(
                 draw -= room[z]
                 if draw < 0:
                     break
-            if all(
-                need[m] - (1 if m & bit else 0) <= space[m] - (1 if m & takes[z] else 0)
-                for m in masks
-            ):
+            if _hall_holds(need, space, bit, takes[z]):
                 chosen = z
                 break
             options.remove(z)
         # (No option left cannot happen for a consistent observation; the count stays right.)
         room[chosen] -= 1
         out[chosen].append(c)
-        for m in masks:
-            if m & bit:
-                need[m] -= 1
-            if m & takes[chosen]:
-                space[m] -= 1
+        for m in _MASKS_MEETING[bit]:
+            need[m] -= 1
+        for m in _MASKS_MEETING[takes[chosen]]:
+            space[m] -= 1
     return out, rng
+
+
+def _hall_holds(need: list[int], space: list[int], bit: int, takes: int) -> bool:
+    """Whether, with a card of suit ``bit`` placed in a zone taking the suits ``takes``,
+    the cards still to place fit for every set of suits (:func:`_fill`)."""
+    for m in range(1, 16):
+        if need[m] - (1 if m & bit else 0) > space[m] - (1 if m & takes else 0):
+            return False
+    return True
+
+
+_SUIT_BITS = tuple(1 << i for i in range(len(SUITS)))
+_SUIT_BIT = {card: 1 << SUITS.index(card[1]) for card in ALL_CARDS}  # a card's suit as a bit
+# Per set of suits (bits), the sets of suits (1..15) that share one with it.
+_MASKS_MEETING = tuple(tuple(m for m in range(1, 16) if m & t) for t in range(16))
