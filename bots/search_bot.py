@@ -19,6 +19,14 @@ search worlds sampled from its own view. It knows no game's rules or messages:
    oriented by the game's ``lower_is_better``; otherwise it is played to the end and worth
    the bot's utility. The action with the best mean value wins, ties to the heuristic's
    choice, then to the first legal action.
+5. Where the game has an exact solver (``solvers``, the registry's) and its tuning an
+   ``exact_reach``, a rollout ends as soon as the solver answers for the state: its score
+   changes under perfect play of the world (all hands known) are the rollout's, as in
+   Perfect Information Monte Carlo. Kleurenwiezen's double-dummy solver
+   (:mod:`~speeltafel.bots.kleurenwiezen_solver`) answers once at most ``exact_reach``
+   tricks are left: the endgame is solved in every world, an earlier card is played on by
+   the heuristic up to that point and solved from there. The solver also names equivalent
+   actions (two touching cards of a suit), which are tried once.
 
 Some games need other settings than the bot's defaults (:data:`TUNING`, per game id): a
 longer ``horizon`` where scores change only at the end of a long deal, a larger time
@@ -72,7 +80,24 @@ class HeuristicBot(Protocol):
         ...
 
 
+class Solver(Protocol):
+    """A game's exact evaluator of a world: where it answers, a rollout stops and takes its
+    result instead of playing on (module docstring)."""
+
+    def points(self, state: Any, reach: int) -> Sequence[int] | None:
+        """Every seat's score change to the end of the game's scoring unit (Kleurenwiezen:
+        the deal) under perfect play of the world, or None when the state is out of the
+        solver's ``reach`` (or one it does not solve)."""
+        ...
+
+    def representatives(self, observation: Any, actions: Sequence[Any]) -> Sequence[int]:
+        """For every action, the index of an equivalent one (the same in every world) that
+        the search tries in its place; an action's own index when it has none earlier."""
+        ...
+
+
 Heuristics = Callable[[str], HeuristicBot | None]
+Solvers = Callable[[str], Solver | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +119,10 @@ class Tuning:
     #: mean gain over it, paired world by world, must exceed this many standard errors
     #: (0: any gain overrules). Guards against a few noisy worlds picking a worse card.
     overrule_z: float = 0.0
+    #: The game's solver (``solvers``) ends a rollout as soon as it answers within this
+    #: reach (Kleurenwiezen: tricks left), and its exact points are the rollout's result;
+    #: 0: no solver, rollouts play on with the heuristic.
+    exact_reach: int = 0
 
 
 #: Per game id. Kleurenwiezen scores once per deal of about 60 actions, so a rollout plays
@@ -121,6 +150,7 @@ TUNING: dict[str, Tuning] = {
         until_scored=True,
         search_phases=frozenset({"play"}),
         plausible_tries=20,
+        exact_reach=5,
     ),
 }
 _DEFAULT_TUNING = Tuning()
@@ -165,6 +195,7 @@ class SearchBot:
         seed: int | None = None,
         *,
         heuristics: Heuristics | None = None,
+        solvers: Solvers | None = None,
         samples: int = 16,
         budget_ms: float | None = 30.0,
         clock_fraction: float = 0.1,
@@ -177,6 +208,8 @@ class SearchBot:
         self._random = random.Random(seed)
         self._heuristics = heuristics or (lambda game_id: None)
         self._heuristic: dict[str, HeuristicBot | None] = {}
+        self._solvers = solvers or (lambda game_id: None)
+        self._solver: dict[str, Solver | None] = {}
         self.samples = samples
         self.budget_ms = budget_ms
         self.clock_fraction = clock_fraction
@@ -194,6 +227,15 @@ class SearchBot:
         if game_id not in self._heuristic:
             self._heuristic[game_id] = self._heuristics(game_id)
         return self._heuristic[game_id]
+
+    def solver(self, game_id: str) -> Solver | None:
+        """The game's solver (made once per game) when its tuning gives it a reach, else
+        None."""
+        if TUNING.get(game_id, _DEFAULT_TUNING).exact_reach <= 0:
+            return None
+        if game_id not in self._solver:
+            self._solver[game_id] = self._solvers(game_id)
+        return self._solver[game_id]
 
     @staticmethod
     def searches(game_id: str, observation: Any) -> bool:
@@ -243,6 +285,13 @@ class SearchBot:
             return legal[preferred]
         deadline = started + self.budget_seconds(view)
 
+        solver = self.solver(view.game)
+        same = (
+            list(solver.representatives(observation, actions))
+            if solver is not None
+            else list(range(len(actions)))
+        )
+        tried = sorted(set(same))
         sums = [0.0] * len(actions)
         rows: list[list[float]] = []  # every counted world's values, for ``overrule_z``
         for number in range(self.samples):
@@ -251,18 +300,19 @@ class SearchBot:
                 if number == 0
                 else self._sample(game, observation, root, number, seat, heuristic)
             )
-            values: list[float] = []
-            for action in actions:
+            found: dict[int, float] = {}
+            for j in tried:
                 try:
-                    values.append(
-                        self._rollout(game, world, seat, action, heuristic, sample_seed + number)
+                    found[j] = self._rollout(
+                        game, world, seat, actions[j], heuristic, sample_seed + number
                     )
                 except EngineError:
-                    values.append(float("-inf"))  # the server sent what the rules refuse
-                if time.perf_counter() > deadline and len(values) < len(actions):
+                    found[j] = float("-inf")  # the server sent what the rules refuse
+                if time.perf_counter() > deadline and len(found) < len(tried):
                     break
-            if len(values) < len(actions):
+            if len(found) < len(tried):
                 break  # out of time in the middle of a world: it is not counted
+            values = [found[same[j]] for j in range(len(actions))]
             for j, value in enumerate(values):
                 sums[j] += value
             rows.append(values)
@@ -329,7 +379,11 @@ class SearchBot:
         limit = (horizon + 1) * seats if scores is not None else game.max_actions(world)
         state = game.apply(world, seat, action)
         steps = 1
+        solver = self.solver(game.info.game_id) if scores is not None else None
         while (outcome := game.outcome(state)) is None and steps < limit:
+            exact = solver.points(state, tuning.exact_reach) if solver is not None else None
+            if exact is not None:
+                return self._value(game, seat, exact)
             mover = game.to_act(state)[0]
             legal = game.legal_actions(state, mover)
             if heuristic is None or chooser.random() < explore:
@@ -350,7 +404,11 @@ class SearchBot:
         )
         if after is None:
             return 0.0
-        change = [a - b for a, b in zip(after, scores, strict=True)]
+        return self._value(game, seat, [a - b for a, b in zip(after, scores, strict=True)])
+
+    def _value(self, game: GameAny, seat: int, change: Sequence[int]) -> float:
+        """A rollout's value from every seat's score change: the seat's own minus
+        ``others_weight`` times the others' mean, oriented by ``lower_is_better``."""
         others = [change[s] for s in range(len(change)) if s != seat]
         value = change[seat] - self.others_weight * sum(others) / max(1, len(others))
         return -value if game.info.lower_is_better else value
