@@ -17,16 +17,33 @@ registered one (its time budget).
 the bots run in this process either way), for trying settings before changing the table:
 ``--tune explore=0 --tune search_phases=play,discard`` (a set is comma-separated, "" all).
 
+``--duplicate`` deals every deal of match n from preset packs (``preset_decks`` through a
+server; shuffled from the match's number, :func:`packs`) and plays each match twice: with
+the candidate in its seat and with the baseline there too. Without it the first deal
+of the two is the same (the same engine seed in-process) but later deals are not: the
+pack is gathered from the play, so one different card deals the next deal differently.
+
 Prints the candidate's mean utility (zero-sum, in [-1, 1]; 0 is par) and its mean point
 margin per match (its points minus the mean of the three others'), each with a 95%
-interval (normal approximation, 1.96 standard errors). In-process it also prints both
-*paired*: minus what the baseline bot itself scores in the candidate's seat of the same
-deals (an all-baseline match of the same seed). The deals are the same, so the luck of the
+interval (normal approximation, 1.96 standard errors). In-process, and through a server
+with ``--duplicate``, it also prints both *paired*: minus what the baseline bot itself
+scores in the candidate's seat of the same deals (the all-baseline match). The luck of the
 cards cancels out and the interval is narrower; the mean estimates the same gain (an
-all-baseline seat averages about 0 over rotated seats). Through a server the deals are the
-server's, so there is no pairing.
+all-baseline seat averages about 0 over rotated seats). Through a server without
+``--duplicate`` the deals are the server's, so there is no pairing.
 
-Usage: ``.venv/bin/python scripts/kleurenwiezen_h2h.py wiezer random --matches 200``.
+``--records FILE`` appends each match's figures as a JSON line, so that a run can be split
+over processes (``--first``, ``--matches``) and summed up by ``--summarize FILE...``.
+
+Usage: ``.venv/bin/python scripts/kleurenwiezen_h2h.py wiezer random --matches 200``. The
+search bot's measurement of issue 10 (``search_bot.TUNING``), through servers, in two
+halves that run side by side::
+
+    for first in 0 100; do
+      .venv/bin/python scripts/kleurenwiezen_h2h.py search wiezer --server --duplicate \\
+        --samples 8 --matches 100 --first $first --records h2h-$first.jsonl &
+    done; wait
+    .venv/bin/python scripts/kleurenwiezen_h2h.py --summarize h2h-0.jsonl h2h-100.jsonl
 """
 
 from __future__ import annotations

@@ -264,3 +264,21 @@ def test_search_bot_with_the_solver_plays_legally_and_in_time() -> None:
     assert bot.fallbacks == 0
     assert slowest < 0.5  # a rollout and its solve on a loaded machine
     assert searched > 0 or state.results[-1].contract is None
+
+
+def test_a_rollout_within_reach_is_the_solvers_exact_value() -> None:
+    """Three tricks from the end a rollout plays the action and takes the solver's points at
+    once (no card of the playout policy): its value is the seat's exact points minus half
+    the others' mean, the same for every playout seed."""
+    bot = SearchBot(4, heuristics=heuristic_for, solvers=solver_for, budget_ms=None)
+    heuristic = WiezerBot(0)
+    solver = WiezenSolver()
+    for state in _end_positions(3, 3):
+        seat = state.turn
+        for action in GAME.legal_actions(state, seat):
+            points = solver.points(GAME.apply(state, seat, action), 3)
+            assert points is not None
+            others = [p for s, p in enumerate(points) if s != seat]
+            expected = points[seat] - 0.5 * sum(others) / len(others)
+            values = [bot._rollout(GAME, state, seat, action, heuristic, n) for n in range(3)]
+            assert values == [pytest.approx(expected)] * 3
