@@ -134,14 +134,25 @@ class Tuning:
 #: whole deal's play and by what the others bid after it, too noisy at a few worlds to
 #: beat the heuristic's counted tricks; the card play is searched. Its worlds are redrawn
 #: (``plausible_tries``) until every other seat's hand fits its bids (WiezerBot.plausible:
-#: an asker holds its colour), which a uniform deal ignores. Measured with
-#: ``scripts/kleurenwiezen_h2h.py search wiezer --samples 8`` (one search seat rotated, 95%
-#: intervals; "paired": minus wiezer's own result in that seat of the same deals). This
-#: table, 200 matches: in-process utility +0.02 ± 0.10, point margin +0.8 ± 2.0, paired
-#: utility +0.07 ± 0.12, paired margin +1.9 ± 2.4; through a server utility +0.06 ± 0.10,
-#: point margin +1.1 ± 2.1. A small edge, not yet a significant one. Tried and dropped
-#: (in-process, 8 worlds): uniform worlds (80 matches: paired margin +1.4 ± 4.0),
-#: ``explore=0`` (no better), ``overrule_z=1`` (60 matches: paired margin -1.9 ± 3.4).
+#: an asker holds its colour), which a uniform deal ignores. The card play is Perfect
+#: Information Monte Carlo (``exact_reach``): with at most 5 tricks left every world is
+#: solved exactly by the double-dummy solver (:mod:`~speeltafel.bots.kleurenwiezen_solver`),
+#: earlier a rollout plays on with the heuristic until 5 tricks are left and is solved from
+#: there. A 5-trick solve costs a few ms; at 6 tricks a decision of 8 worlds took four
+#: times as long (about 1.6 s against 0.4 s on a loaded machine), at 4 about two thirds.
+#: Measured with ``scripts/kleurenwiezen_h2h.py search wiezer --samples 8 --server
+#: --duplicate`` (one search seat rotated, 95% intervals; "paired": minus wiezer's own
+#: result in that seat of the same preset deals; the command in the script's docstring),
+#: 200 matches of 4 deals through servers: utility +0.175 ± 0.095, point margin +3.8 ±
+#: 2.0; paired utility +0.070 ± 0.054, paired margin +1.2 ± 1.1 (the paired figures are the
+#: gain of the card play alone: the bids are wiezer's, so both matches of a pair have the
+#: same contracts; the unpaired ones include the seats' luck of the cards, which the
+#: all-wiezer matches of the same deals show at +2.6 points). Before the solver (rollouts
+#: to the deal's end, 200 matches, 8 worlds): in-process paired utility +0.07 ± 0.12,
+#: paired margin +1.9 ± 2.4 (only the first deal paired); through a server utility +0.06 ±
+#: 0.10, point margin +1.1 ± 2.1. Tried and dropped (in-process, 8 worlds, before the solver):
+#: uniform worlds (80 matches: paired margin +1.4 ± 4.0), ``explore=0`` (no better),
+#: ``overrule_z=1`` (60 matches: paired margin -1.9 ± 3.4).
 TUNING: dict[str, Tuning] = {
     "kleurenwiezen": Tuning(
         horizon=20,
