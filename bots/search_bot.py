@@ -151,7 +151,12 @@ class Tuning:
 #: (decided before the 200's figures were in), 300 matches: utility +0.124 ± 0.081, point
 #: margin +3.0 ± 1.6, paired utility +0.061 ± 0.044, paired margin +1.5 ± 0.8. A decision
 #: of 8 worlds takes about 0.3-0.4 s (no limit), 200 matches about 37 minutes for each half
-#: running side by side on a shared two-core machine. Before the solver (rollouts
+#: running side by side on a shared two-core machine. The solver's own share is not
+#: measurable yet: with ``--tune exact_reach=0`` (rollouts to the deal's end, in-process,
+#: the same 200 duplicate matches) utility +0.150 ± 0.098, paired utility +0.045 ± 0.053,
+#: paired margin +1.1 ± 1.0; the solver minus that, match by match: paired margin +0.05 ±
+#: 0.91, utility +0.025 ± 0.048. What made the edge significant is mostly the measurement
+#: (duplicate deals, 200-300 matches). Before the solver (rollouts
 #: to the deal's end, 200 matches, 8 worlds): in-process paired utility +0.07 ± 0.12,
 #: paired margin +1.9 ± 2.4 (only the first deal paired); through a server utility +0.06 ±
 #: 0.10, point margin +1.1 ± 2.1. Tried and dropped (in-process, 8 worlds, before the solver):
