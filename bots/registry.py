@@ -17,9 +17,10 @@ from speeltafel.bots.alles_klar_lookahead import LookaheadBot
 from speeltafel.bots.beverbende_keeper import KeeperBot
 from speeltafel.bots.first_bot import FirstBot
 from speeltafel.bots.karel_kakelaar_hungry import HungryBot
+from speeltafel.bots.kleurenwiezen_solver import WiezenSolver
 from speeltafel.bots.kleurenwiezen_wiezer import WiezerBot
 from speeltafel.bots.random_bot import RandomBot
-from speeltafel.bots.search_bot import HeuristicBot, SearchBot
+from speeltafel.bots.search_bot import HeuristicBot, SearchBot, Solver
 from speeltafel.bots.sneaky_bastard_budget import BudgetBot
 from speeltafel.bots.take5_gap import GapBot, GreedyBot
 from speeltafel.sdk.runner import Bot
@@ -59,8 +60,21 @@ def heuristic_for(game_id: str) -> HeuristicBot | None:
     return factory() if factory is not None else None
 
 
+#: Each game's exact solver of a world, where it has one: ends the search bot's rollouts
+#: within its tuning's ``exact_reach``.
+SOLVERS: dict[str, Callable[[], Solver]] = {
+    "kleurenwiezen": WiezenSolver,
+}
+
+
+def solver_for(game_id: str) -> Solver | None:
+    """A new solver of ``game_id``, or None when the game has none."""
+    factory = SOLVERS.get(game_id)
+    return factory() if factory is not None else None
+
+
 def _search(seed: int | None) -> Bot:
-    return SearchBot(seed, heuristics=heuristic_for)
+    return SearchBot(seed, heuristics=heuristic_for, solvers=solver_for)
 
 
 _ENTRIES = (

@@ -19,6 +19,14 @@ search worlds sampled from its own view. It knows no game's rules or messages:
    oriented by the game's ``lower_is_better``; otherwise it is played to the end and worth
    the bot's utility. The action with the best mean value wins, ties to the heuristic's
    choice, then to the first legal action.
+5. Where the game has an exact solver (``solvers``, the registry's) and its tuning an
+   ``exact_reach``, a rollout ends as soon as the solver answers for the state: its score
+   changes under perfect play of the world (all hands known) are the rollout's, as in
+   Perfect Information Monte Carlo. Kleurenwiezen's double-dummy solver
+   (:mod:`~speeltafel.bots.kleurenwiezen_solver`) answers once at most ``exact_reach``
+   tricks are left: the endgame is solved in every world, an earlier card is played on by
+   the heuristic up to that point and solved from there. The solver also names equivalent
+   actions (two touching cards of a suit), which are tried once.
 
 Some games need other settings than the bot's defaults (:data:`TUNING`, per game id): a
 longer ``horizon`` where scores change only at the end of a long deal, a larger time
@@ -72,7 +80,24 @@ class HeuristicBot(Protocol):
         ...
 
 
+class Solver(Protocol):
+    """A game's exact evaluator of a world: where it answers, a rollout stops and takes its
+    result instead of playing on (module docstring)."""
+
+    def points(self, state: Any, reach: int) -> Sequence[int] | None:
+        """Every seat's score change to the end of the game's scoring unit (Kleurenwiezen:
+        the deal) under perfect play of the world, or None when the state is out of the
+        solver's ``reach`` (or one it does not solve)."""
+        ...
+
+    def representatives(self, observation: Any, actions: Sequence[Any]) -> Sequence[int]:
+        """For every action, the index of an equivalent one (the same in every world) that
+        the search tries in its place; an action's own index when it has none earlier."""
+        ...
+
+
 Heuristics = Callable[[str], HeuristicBot | None]
+Solvers = Callable[[str], Solver | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +119,10 @@ class Tuning:
     #: mean gain over it, paired world by world, must exceed this many standard errors
     #: (0: any gain overrules). Guards against a few noisy worlds picking a worse card.
     overrule_z: float = 0.0
+    #: The game's solver (``solvers``) ends a rollout as soon as it answers within this
+    #: reach (Kleurenwiezen: tricks left), and its exact points are the rollout's result;
+    #: 0: no solver, rollouts play on with the heuristic.
+    exact_reach: int = 0
 
 
 #: Per game id. Kleurenwiezen scores once per deal of about 60 actions, so a rollout plays
@@ -105,14 +134,34 @@ class Tuning:
 #: whole deal's play and by what the others bid after it, too noisy at a few worlds to
 #: beat the heuristic's counted tricks; the card play is searched. Its worlds are redrawn
 #: (``plausible_tries``) until every other seat's hand fits its bids (WiezerBot.plausible:
-#: an asker holds its colour), which a uniform deal ignores. Measured with
-#: ``scripts/kleurenwiezen_h2h.py search wiezer --samples 8`` (one search seat rotated, 95%
-#: intervals; "paired": minus wiezer's own result in that seat of the same deals). This
-#: table, 200 matches: in-process utility +0.02 ± 0.10, point margin +0.8 ± 2.0, paired
-#: utility +0.07 ± 0.12, paired margin +1.9 ± 2.4; through a server utility +0.06 ± 0.10,
-#: point margin +1.1 ± 2.1. A small edge, not yet a significant one. Tried and dropped
-#: (in-process, 8 worlds): uniform worlds (80 matches: paired margin +1.4 ± 4.0),
-#: ``explore=0`` (no better), ``overrule_z=1`` (60 matches: paired margin -1.9 ± 3.4).
+#: an asker holds its colour), which a uniform deal ignores. The card play is Perfect
+#: Information Monte Carlo (``exact_reach``): with at most 5 tricks left every world is
+#: solved exactly by the double-dummy solver (:mod:`~speeltafel.bots.kleurenwiezen_solver`),
+#: earlier a rollout plays on with the heuristic until 5 tricks are left and is solved from
+#: there. A 5-trick solve costs a few ms; at 6 tricks a decision of 8 worlds took four
+#: times as long (about 1.6 s against 0.4 s on a loaded machine), at 4 about two thirds.
+#: Measured with ``scripts/kleurenwiezen_h2h.py search wiezer --samples 8 --server
+#: --duplicate`` (one search seat rotated, 95% intervals; "paired": minus wiezer's own
+#: result in that seat of the same preset deals; the command in the script's docstring),
+#: 200 matches of 4 deals through servers: utility +0.175 ± 0.095, point margin +3.8 ±
+#: 2.0; paired utility +0.070 ± 0.054, paired margin +1.2 ± 1.1 (the paired figures are the
+#: gain of the card play alone: the bids are wiezer's, so both matches of a pair have the
+#: same contracts; the unpaired ones include the seats' luck of the cards, which the
+#: all-wiezer matches of the same deals show at +2.6 points). Matches 200-299 added
+#: (decided before the 200's figures were in), 300 matches: utility +0.124 ± 0.081, point
+#: margin +3.0 ± 1.6, paired utility +0.061 ± 0.044, paired margin +1.5 ± 0.8. A decision
+#: of 8 worlds takes about 0.3-0.4 s (no limit), 200 matches about 37 minutes for each half
+#: running side by side on a shared two-core machine. The solver's own share is not
+#: measurable yet: with ``--tune exact_reach=0`` (rollouts to the deal's end, in-process,
+#: the same 200 duplicate matches) utility +0.150 ± 0.098, paired utility +0.045 ± 0.053,
+#: paired margin +1.1 ± 1.0; the solver minus that, match by match: paired margin +0.05 ±
+#: 0.91, utility +0.025 ± 0.048. What made the edge significant is mostly the measurement
+#: (duplicate deals, 200-300 matches). Before the solver (rollouts
+#: to the deal's end, 200 matches, 8 worlds): in-process paired utility +0.07 ± 0.12,
+#: paired margin +1.9 ± 2.4 (only the first deal paired); through a server utility +0.06 ±
+#: 0.10, point margin +1.1 ± 2.1. Tried and dropped (in-process, 8 worlds, before the solver):
+#: uniform worlds (80 matches: paired margin +1.4 ± 4.0), ``explore=0`` (no better),
+#: ``overrule_z=1`` (60 matches: paired margin -1.9 ± 3.4).
 TUNING: dict[str, Tuning] = {
     "kleurenwiezen": Tuning(
         horizon=20,
@@ -121,6 +170,7 @@ TUNING: dict[str, Tuning] = {
         until_scored=True,
         search_phases=frozenset({"play"}),
         plausible_tries=20,
+        exact_reach=5,
     ),
 }
 _DEFAULT_TUNING = Tuning()
@@ -165,6 +215,7 @@ class SearchBot:
         seed: int | None = None,
         *,
         heuristics: Heuristics | None = None,
+        solvers: Solvers | None = None,
         samples: int = 16,
         budget_ms: float | None = 30.0,
         clock_fraction: float = 0.1,
@@ -177,6 +228,8 @@ class SearchBot:
         self._random = random.Random(seed)
         self._heuristics = heuristics or (lambda game_id: None)
         self._heuristic: dict[str, HeuristicBot | None] = {}
+        self._solvers = solvers or (lambda game_id: None)
+        self._solver: dict[str, Solver | None] = {}
         self.samples = samples
         self.budget_ms = budget_ms
         self.clock_fraction = clock_fraction
@@ -194,6 +247,15 @@ class SearchBot:
         if game_id not in self._heuristic:
             self._heuristic[game_id] = self._heuristics(game_id)
         return self._heuristic[game_id]
+
+    def solver(self, game_id: str) -> Solver | None:
+        """The game's solver (made once per game) when its tuning gives it a reach, else
+        None."""
+        if TUNING.get(game_id, _DEFAULT_TUNING).exact_reach <= 0:
+            return None
+        if game_id not in self._solver:
+            self._solver[game_id] = self._solvers(game_id)
+        return self._solver[game_id]
 
     @staticmethod
     def searches(game_id: str, observation: Any) -> bool:
@@ -243,6 +305,13 @@ class SearchBot:
             return legal[preferred]
         deadline = started + self.budget_seconds(view)
 
+        solver = self.solver(view.game)
+        same = (
+            list(solver.representatives(observation, actions))
+            if solver is not None
+            else list(range(len(actions)))
+        )
+        tried = sorted(set(same))
         sums = [0.0] * len(actions)
         rows: list[list[float]] = []  # every counted world's values, for ``overrule_z``
         for number in range(self.samples):
@@ -251,18 +320,19 @@ class SearchBot:
                 if number == 0
                 else self._sample(game, observation, root, number, seat, heuristic)
             )
-            values: list[float] = []
-            for action in actions:
+            found: dict[int, float] = {}
+            for j in tried:
                 try:
-                    values.append(
-                        self._rollout(game, world, seat, action, heuristic, sample_seed + number)
+                    found[j] = self._rollout(
+                        game, world, seat, actions[j], heuristic, sample_seed + number
                     )
                 except EngineError:
-                    values.append(float("-inf"))  # the server sent what the rules refuse
-                if time.perf_counter() > deadline and len(values) < len(actions):
+                    found[j] = float("-inf")  # the server sent what the rules refuse
+                if time.perf_counter() > deadline and len(found) < len(tried):
                     break
-            if len(values) < len(actions):
+            if len(found) < len(tried):
                 break  # out of time in the middle of a world: it is not counted
+            values = [found[same[j]] for j in range(len(actions))]
             for j, value in enumerate(values):
                 sums[j] += value
             rows.append(values)
@@ -329,7 +399,11 @@ class SearchBot:
         limit = (horizon + 1) * seats if scores is not None else game.max_actions(world)
         state = game.apply(world, seat, action)
         steps = 1
+        solver = self.solver(game.info.game_id) if scores is not None else None
         while (outcome := game.outcome(state)) is None and steps < limit:
+            exact = solver.points(state, tuning.exact_reach) if solver is not None else None
+            if exact is not None:
+                return self._value(game, seat, exact)
             mover = game.to_act(state)[0]
             legal = game.legal_actions(state, mover)
             if heuristic is None or chooser.random() < explore:
@@ -350,7 +424,11 @@ class SearchBot:
         )
         if after is None:
             return 0.0
-        change = [a - b for a, b in zip(after, scores, strict=True)]
+        return self._value(game, seat, [a - b for a, b in zip(after, scores, strict=True)])
+
+    def _value(self, game: GameAny, seat: int, change: Sequence[int]) -> float:
+        """A rollout's value from every seat's score change: the seat's own minus
+        ``others_weight`` times the others' mean, oriented by ``lower_is_better``."""
         others = [change[s] for s in range(len(change)) if s != seat]
         value = change[seat] - self.others_weight * sum(others) / max(1, len(others))
         return -value if game.info.lower_is_better else value

@@ -17,16 +17,33 @@ registered one (its time budget).
 the bots run in this process either way), for trying settings before changing the table:
 ``--tune explore=0 --tune search_phases=play,discard`` (a set is comma-separated, "" all).
 
+``--duplicate`` deals every deal of match n from preset packs (``preset_decks`` through a
+server; shuffled from the match's number, :func:`packs`) and plays each match twice: with
+the candidate in its seat and with the baseline there too. Without it the first deal
+of the two is the same (the same engine seed in-process) but later deals are not: the
+pack is gathered from the play, so one different card deals the next deal differently.
+
 Prints the candidate's mean utility (zero-sum, in [-1, 1]; 0 is par) and its mean point
 margin per match (its points minus the mean of the three others'), each with a 95%
-interval (normal approximation, 1.96 standard errors). In-process it also prints both
-*paired*: minus what the baseline bot itself scores in the candidate's seat of the same
-deals (an all-baseline match of the same seed). The deals are the same, so the luck of the
+interval (normal approximation, 1.96 standard errors). In-process, and through a server
+with ``--duplicate``, it also prints both *paired*: minus what the baseline bot itself
+scores in the candidate's seat of the same deals (the all-baseline match). The luck of the
 cards cancels out and the interval is narrower; the mean estimates the same gain (an
-all-baseline seat averages about 0 over rotated seats). Through a server the deals are the
-server's, so there is no pairing.
+all-baseline seat averages about 0 over rotated seats). Through a server without
+``--duplicate`` the deals are the server's, so there is no pairing.
 
-Usage: ``.venv/bin/python scripts/kleurenwiezen_h2h.py wiezer random --matches 200``.
+``--records FILE`` appends each match's figures as a JSON line, so that a run can be split
+over processes (``--first``, ``--matches``) and summed up by ``--summarize FILE...``.
+
+Usage: ``.venv/bin/python scripts/kleurenwiezen_h2h.py wiezer random --matches 200``. The
+search bot's measurement of issue 10 (``search_bot.TUNING``), through servers, in two
+halves that run side by side::
+
+    for first in 0 100; do
+      .venv/bin/python scripts/kleurenwiezen_h2h.py search wiezer --server --duplicate \\
+        --samples 8 --matches 100 --first $first --records h2h-$first.jsonl &
+    done; wait
+    .venv/bin/python scripts/kleurenwiezen_h2h.py --summarize h2h-0.jsonl h2h-100.jsonl
 """
 
 from __future__ import annotations
@@ -34,19 +51,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import json
 import math
+import random
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from speeltafel.bots.registry import heuristic_for, make_bot
+from speeltafel.bots.registry import heuristic_for, make_bot, solver_for
 from speeltafel.bots.search_bot import TUNING, SearchBot, Tuning
 from speeltafel.sdk.runner import Bot
 from speeltafel.sdk.v1 import common_pb2
 from speeltafel.server.engine.core import Outcome, Rng
-from speeltafel.server.engine.games.kleurenwiezen import GAME
+from speeltafel.server.engine.games.kleurenwiezen import ALL_CARDS, GAME
 from speeltafel.server.wire.common import build_view
 from speeltafel.server.wire.kleurenwiezen import WIRE
 
@@ -55,14 +75,29 @@ SEATS = 4
 
 def _bot(name: str, seed: int, samples: int | None) -> Bot:
     if name == "search" and samples is not None:
-        return SearchBot(seed, heuristics=heuristic_for, samples=samples, budget_ms=None)
+        return SearchBot(
+            seed, heuristics=heuristic_for, solvers=solver_for, samples=samples, budget_ms=None
+        )
     return make_bot(name, seed, "kleurenwiezen")
 
 
-def in_process(lineup: Sequence[str], seed: int, deals: int, samples: int | None) -> Outcome:
+def packs(seed: int, deals: int) -> list[list[str]]:
+    """``--duplicate``: match ``seed``'s preset packs, one shuffled order of the 52 cards for
+    every deal."""
+    chooser = random.Random(f"h2h packs {seed}")
+    return [chooser.sample(ALL_CARDS, len(ALL_CARDS)) for _ in range(deals)]
+
+
+def in_process(
+    lineup: Sequence[str],
+    seed: int,
+    deals: int,
+    samples: int | None,
+    presets: Sequence[Sequence[str]] = (),
+) -> Outcome:
     """One match driven by the engine; each bot answers its seat's view."""
     bots = [_bot(name, seed * 10 + s, samples) for s, name in enumerate(lineup)]
-    state = GAME.new({"deals": str(deals)}, len(lineup), Rng(b"h2h %d" % seed))
+    state = GAME.new({"deals": str(deals)}, len(lineup), Rng(b"h2h %d" % seed), {"pack": presets})
     version = 1
     while (outcome := GAME.outcome(state)) is None:
         seat = GAME.to_act(state)[0]
@@ -90,13 +125,24 @@ def in_process(lineup: Sequence[str], seed: int, deals: int, samples: int | None
 
 
 async def through_server(
-    target: str, lineup: Sequence[str], seed: int, deals: int, samples: int | None
+    target: str,
+    lineup: Sequence[str],
+    seed: int,
+    deals: int,
+    samples: int | None,
+    presets: Sequence[Sequence[str]] = (),
 ) -> Outcome:
-    """One match on the server at ``target``, every seat a bot over the SDK."""
+    """One match on the server at ``target``, every seat a bot over the SDK; ``presets``:
+    the server deals these packs (``preset_decks``) instead of its own."""
     from speeltafel.sdk import AsyncClient, play_seat
 
     async with AsyncClient(target) as client:
-        created = await client.create_match("kleurenwiezen", len(lineup), {"deals": str(deals)})
+        created = await client.create_match(
+            "kleurenwiezen",
+            len(lineup),
+            {"deals": str(deals)},
+            preset_decks={"pack": presets} if presets else None,
+        )
         joined = [await client.join(created.match_id, name=f"s{i}") for i in range(len(lineup))]
         bots = [_bot(name, seed * 10 + s, samples) for s, name in enumerate(lineup)]
         finals = await asyncio.gather(
@@ -149,25 +195,61 @@ def interval(values: Sequence[float]) -> tuple[float, float]:
     return mean, 1.96 * math.sqrt(variance / n)
 
 
+def summary(records: Sequence[dict[str, Any]], label: str) -> str:
+    """The figures of ``records`` (one per match, as ``--records`` writes them)."""
+    utilities = [r["utility"] for r in records]
+    u, hu = interval(utilities)
+    m, hm = interval([r["margin"] for r in records])
+    wins = sum(1 for x in utilities if x > 0)
+    text = (
+        f"{label}, {len(records)} matches: utility {u:+.3f} ± {hu:.3f}, point margin "
+        f"{m:+.1f} ± {hm:.1f}, best or shared best in {wins}/{len(records)}"
+    )
+    paired = [r for r in records if "paired" in r]
+    if paired:
+        p, hp = interval([r["paired"] for r in paired])
+        pm, hpm = interval([r["paired_margin"] for r in paired])
+        text += (
+            f"\npaired with the baseline in the same seat of the same deals: utility "
+            f"{p:+.3f} ± {hp:.3f}, point margin {pm:+.1f} ± {hpm:.1f}"
+        )
+    return text
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("candidate")
-    parser.add_argument("baseline")
+    parser.add_argument("candidate", nargs="?", default="search")
+    parser.add_argument("baseline", nargs="?", default="wiezer")
     parser.add_argument("--matches", type=int, default=200)
     parser.add_argument("--deals", type=int, default=4, help="deals per match (4: each deals once)")
     parser.add_argument("--samples", type=int, default=None, help="search: worlds, no time limit")
     parser.add_argument("--server", action="store_true", help="play through a server process")
     parser.add_argument("--first", type=int, default=0, help="the first match's seed")
     parser.add_argument("--tune", action="append", default=[], help="field=value (search)")
+    parser.add_argument(
+        "--duplicate",
+        action="store_true",
+        help="every deal from preset packs, each match played twice (paired)",
+    )
+    parser.add_argument("--records", type=Path, help="append every match's figures (JSON lines)")
+    parser.add_argument(
+        "--summarize", type=Path, nargs="+", help="only print the figures of records files"
+    )
     args = parser.parse_args()
+    if args.summarize:
+        records = [
+            json.loads(line) for path in args.summarize for line in path.read_text().splitlines()
+        ]
+        numbers = [r["match"] for r in records]
+        if len(set(numbers)) != len(numbers):
+            raise SystemExit("--summarize: a match is in the records twice")
+        print(summary(records, f"{args.candidate} (1 seat, rotated) vs {args.baseline}"))
+        return
     if args.tune:
         TUNING["kleurenwiezen"] = tuned(TUNING["kleurenwiezen"], args.tune)
         print(f"tuning: {TUNING['kleurenwiezen']}", file=sys.stderr)
 
-    utilities: list[float] = []
-    margins: list[float] = []
-    paired: list[float] = []  # in-process: minus the baseline's own result on the same deals
-    paired_margins: list[float] = []
+    records = []
     started = time.perf_counter()
     server = None
     if args.server:
@@ -183,46 +265,48 @@ async def main() -> None:
             seat = number % SEATS
             lineup = [args.baseline] * SEATS
             lineup[seat] = args.candidate
+            presets = packs(number, args.deals) if args.duplicate else []
+            par: Outcome | None = None
             if server is not None:
                 outcome = await through_server(
-                    server.target, lineup, number, args.deals, args.samples
+                    server.target, lineup, number, args.deals, args.samples, presets
                 )
+                if presets:  # the same packs with the baseline in the candidate's seat too
+                    par = await through_server(
+                        server.target, [args.baseline] * SEATS, number, args.deals, None, presets
+                    )
             else:
-                outcome = in_process(lineup, number, args.deals, args.samples)
+                outcome = in_process(lineup, number, args.deals, args.samples, presets)
                 # The same deals with the baseline in the candidate's seat too.
-                par = in_process([args.baseline] * SEATS, number, args.deals, args.samples)
-                paired.append(outcome.utilities[seat] - par.utilities[seat])
-                paired_margins.append(margin(outcome, seat) - margin(par, seat))
-            utilities.append(outcome.utilities[seat])
-            margins.append(margin(outcome, seat))
-            if (number - args.first + 1) % 20 == 0:
-                u, hu = interval(utilities)
-                line = f"{len(utilities)} matches: utility {u:+.3f} ± {hu:.3f}"
-                if paired:
-                    p, hp = interval(paired)
-                    pm, hpm = interval(paired_margins)
-                    line += f", paired {p:+.3f} ± {hp:.3f}, paired margin {pm:+.1f} ± {hpm:.1f}"
-                print(line, file=sys.stderr)
+                par = in_process([args.baseline] * SEATS, number, args.deals, None, presets)
+            record: dict[str, Any] = {
+                "match": number,
+                "seat": seat,
+                "utility": outcome.utilities[seat],
+                "margin": margin(outcome, seat),
+                "scores": list(outcome.scores),
+            }
+            if par is not None:
+                record["paired"] = outcome.utilities[seat] - par.utilities[seat]
+                record["paired_margin"] = margin(outcome, seat) - margin(par, seat)
+            records.append(record)
+            if args.records is not None:
+                with args.records.open("a") as out:
+                    out.write(json.dumps(record) + "\n")
+            if len(records) % 10 == 0:
+                figures = summary(records, f"{time.perf_counter() - started:.0f} s")
+                print(figures.replace("\n", "; "), file=sys.stderr, flush=True)
     finally:
         if server is not None:
             server.stop()
-    u, hu = interval(utilities)
-    m, hm = interval(margins)
-    wins = sum(1 for x in utilities if x > 0)
-    mode = "server" if args.server else "in-process"
+    mode = ("server" if args.server else "in-process") + (", duplicate" if args.duplicate else "")
     print(
-        f"{args.candidate} (1 seat, rotated) vs {args.baseline} (3 seats), {len(utilities)} "
-        f"matches of {args.deals} deals, {mode}: utility {u:+.3f} ± {hu:.3f}, point margin "
-        f"{m:+.1f} ± {hm:.1f}, best or shared best in {wins}/{len(utilities)}, "
-        f"{time.perf_counter() - started:.0f} s"
-    )
-    if paired:
-        p, hp = interval(paired)
-        pm, hpm = interval(paired_margins)
-        print(
-            f"paired with the baseline in the same seat of the same deals: utility "
-            f"{p:+.3f} ± {hp:.3f}, point margin {pm:+.1f} ± {hpm:.1f}"
+        summary(
+            records,
+            f"{args.candidate} (1 seat, rotated) vs {args.baseline} (3 seats), matches of "
+            f"{args.deals} deals, {mode}, {time.perf_counter() - started:.0f} s",
         )
+    )
 
 
 if __name__ == "__main__":
