@@ -580,17 +580,7 @@ class SqliteStore:
         """(match id, seat, token hash) of every seat of an unfinished match: what a
         restarted server needs to know whose call is whose before it has loaded them."""
 
-        def operation(conn: sqlite3.Connection) -> list[tuple[str, int, bytes]]:
-            ids: dict[str, str] = {}  # one id string per match, not one per seat
-            return [
-                (ids.setdefault(match_id, match_id), seat, bytes(token_hash))
-                for match_id, seat, token_hash in conn.execute(
-                    "SELECT s.match_id, s.seat, s.token_hash FROM seats s"
-                    " JOIN matches m ON m.match_id = s.match_id WHERE m.finished_ms IS NULL"
-                )
-            ]
-
-        return await self._submit(operation)
+        return await self._submit(lambda conn: _seats_of(conn, "m.finished_ms IS NULL"))
 
     async def finished_seats(self, since_ms: int) -> list[tuple[str, int, bytes]]:
         """(match id, seat, token hash) of every seat of a match marked finished at or after
@@ -598,20 +588,11 @@ class SqliteStore:
         restarted server needs to answer late calls to the matches that ended just before
         it, without loading them until a call comes (``MatchRuntime._load_lingering``)."""
 
-        def operation(conn: sqlite3.Connection) -> list[tuple[str, int, bytes]]:
-            ids: dict[str, str] = {}  # one id string per match, not one per seat
-            return [
-                (ids.setdefault(match_id, match_id), seat, bytes(token_hash))
-                for match_id, seat, token_hash in conn.execute(
-                    "SELECT s.match_id, s.seat, s.token_hash FROM seats s"
-                    " JOIN matches m ON m.match_id = s.match_id WHERE m.finished_ms >= ?"
-                    " AND COALESCE(m.termination, 'normal') != 'expired'"
-                    " ORDER BY m.finished_ms, m.rowid, s.seat",
-                    (since_ms,),
-                )
-            ]
-
-        return await self._submit(operation)
+        where = (
+            "m.finished_ms >= ? AND COALESCE(m.termination, 'normal') != 'expired'"
+            " ORDER BY m.finished_ms, m.rowid, s.seat"
+        )
+        return await self._submit(lambda conn: _seats_of(conn, where, (since_ms,)))
 
     async def unfinished(self) -> list[str]:
         """Matches not marked finished, oldest first."""
@@ -1061,6 +1042,23 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
         )
     )
     return MatchLog(created, joined, actions, finished)
+
+
+def _seats_of(
+    conn: sqlite3.Connection, where: str, parameters: tuple[int, ...] = ()
+) -> list[tuple[str, int, bytes]]:
+    """(match id, seat, token hash) of every seat of the matches ``where`` selects (a
+    condition on ``matches m``, perhaps with an ORDER BY): one id string per match, not one
+    per seat."""
+    ids: dict[str, str] = {}
+    return [
+        (ids.setdefault(match_id, match_id), seat, bytes(token_hash))
+        for match_id, seat, token_hash in conn.execute(
+            "SELECT s.match_id, s.seat, s.token_hash FROM seats s"
+            " JOIN matches m ON m.match_id = s.match_id WHERE " + where,
+            parameters,
+        )
+    ]
 
 
 def _load_many(conn: sqlite3.Connection, match_ids: list[str]) -> list[MatchLog]:
