@@ -10,6 +10,8 @@ stream's and a spectator's final view, GetMatch, GetMatchRecord, and a retried
 SubmitAction (its stored answer, exactly once; a new request is refused as game over).
 
 The reference answers are built from a replay of the stored log that keeps its state.
+The rates are lifted: a whole match by unary calls and every late call at once are this
+test's point, not the limits (test_fairness checks those).
 """
 
 from __future__ import annotations
@@ -142,7 +144,7 @@ def compacted(running: Any, match_id: str) -> Match:
 
 
 async def test_late_calls_to_a_finished_match_answer_as_its_final_state(table: Any) -> None:
-    running = await table.start()
+    running = await table.start(limits=table.LIFTED_RATES)
     match, sent = await play_to_the_end(table)
     compacted(running, match.match_id)
     expected = await reference(running.store, match.match_id)
@@ -156,13 +158,13 @@ async def test_late_calls_to_a_finished_match_answer_as_its_final_state(table: A
 async def test_a_match_finished_before_a_restart_is_loaded_by_its_first_late_call(
     table: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    running = await table.start(table.sqlite_store())
+    running = await table.start(table.sqlite_store(), limits=table.LIFTED_RATES)
     match, sent = await play_to_the_end(table)
     expected = await reference(running.store, match.match_id)
     await table.stop()
     await running.store.close()
 
-    running = await table.start(table.sqlite_store())
+    running = await table.start(table.sqlite_store(), limits=table.LIFTED_RATES)
     runtime = running.runtime
     await runtime.recovered()
     # Only its seats' tokens are known: nothing is replayed until a call asks.
@@ -191,12 +193,14 @@ async def test_a_match_finished_before_a_restart_is_loaded_by_its_first_late_cal
 async def test_tokens_of_an_unloaded_finished_match_go_at_the_end_of_its_linger(
     table: Any,
 ) -> None:
-    running = await table.start(table.sqlite_store())
+    running = await table.start(table.sqlite_store(), limits=table.LIFTED_RATES)
     match, _ = await play_to_the_end(table, seats=2)
     await table.stop()
     await running.store.close()
 
-    running = await table.start(table.sqlite_store(), config=RuntimeConfig(finished_linger_s=0.3))
+    running = await table.start(
+        table.sqlite_store(), config=RuntimeConfig(finished_linger_s=0.3), limits=table.LIFTED_RATES
+    )
     await running.runtime.recovered()
     assert match.match_id in running.runtime._lingering
     await asyncio.sleep(0.5)
