@@ -318,6 +318,16 @@ def engine_costs(
 # --------------------------------------------------------------------------- the server
 
 
+def own_connection(target: str) -> grpc.aio.Channel:
+    """A channel with a TCP connection of its own. gRPC shares one connection between the
+    channels of a process to the same target unless told not to; a table of bots is one
+    client, and the server's limits are per connection (a single connection for 16 tables
+    would measure its per-connection rate limit, not the server)."""
+    return grpc.aio.insecure_channel(
+        target, options=[*CHANNEL_OPTIONS, ("grpc.use_local_subchannel_pool", 1)]
+    )
+
+
 def bench_server(folder: Path, profile: Path | None, store: str) -> ServerProcess:
     """The server under test: port 0, SQLite in ``folder`` (or in memory), diagnostics on;
     terminated with the bench, even if it is killed (``die_with_parent``)."""
@@ -584,9 +594,7 @@ async def wire_benchmarks(
     port: int, args: argparse.Namespace, server_pid: int
 ) -> dict[str, WireResult]:
     target = f"127.0.0.1:{port}"
-    channels = [
-        grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) for _ in range(args.channels)
-    ]
+    channels = [own_connection(target) for _ in range(args.channels or args.tables)]
     try:
         for channel in channels:
             await asyncio.wait_for(channel.channel_ready(), timeout=15)
@@ -909,8 +917,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--channels",
         type=int,
-        default=1,
-        help="client channels the streams are spread over (default 1)",
+        default=0,
+        help="client connections the streams are spread over (default 0: one per table)",
     )
     parser.add_argument(
         "--json",

@@ -60,6 +60,7 @@ from bench import (  # type: ignore[import-not-found,unused-ignore]  # scripts/ 
     bench_server,
     echo_stream,
     game_path,
+    own_connection,
     percentile_ms,
     process_cpu_seconds,
     run_loop,
@@ -272,7 +273,7 @@ def server(folder: Path, db: Path, *extra: str) -> ServerProcess:
 
 
 async def channels(target: str, count: int) -> list[grpc.aio.Channel]:
-    made = [grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) for _ in range(count)]
+    made = [own_connection(target) for _ in range(count)]
     for channel in made:
         await asyncio.wait_for(channel.channel_ready(), timeout=15)
     return made
@@ -379,11 +380,11 @@ async def paced_path(
 async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) -> dict[str, Any]:
     """(b), then (c) at a quarter and at half of (b)'s rate."""
     target = f"127.0.0.1:{port}"
-    chans = await channels(target, 1)
+    tables = 16
+    chans = await channels(target, tables)  # a connection per table, as 16 clients would
     try:
         stubs = [diagnostics_pb2_grpc.DiagnosticsServiceStub(c) for c in chans]  # type: ignore[no-untyped-call]
         clients = [AsyncClient(target, channel=c) for c in chans]
-        tables = 16
         console.print(f"[dim](b) echo stream: 64 streams, {args.seconds:g} s...[/]")
         echo = await echo_stream(stubs, tables * SEATS, args.warmup, args.seconds, pid)
         console.print(f"[dim](b) game: {tables} matches x {SEATS} bots, {args.seconds:g} s...[/]")
@@ -421,7 +422,7 @@ async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) 
 async def cpu_at_scale(port: int, pid: int, seconds: float, warmup: float) -> dict[str, Any]:
     """Server CPU per decision while 10 matches are played (the stored ones stay idle)."""
     target = f"127.0.0.1:{port}"
-    chans = await channels(target, 1)
+    chans = await channels(target, 10)  # a connection per table
     try:
         clients = [AsyncClient(target, channel=c) for c in chans]
         result = await game_path(clients, 10, SEATS, "trial", warmup, seconds, pid)

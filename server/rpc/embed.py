@@ -52,9 +52,10 @@ recovered its matches yet, or is closing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import grpc
 import structlog
@@ -65,6 +66,7 @@ from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.engine.core import GameAny
 from speeltafel.server.rpc.errors import (
     AuthInterceptor,
+    Behaviour,
     ErrorInterceptor,
     abort,
     refusing,
@@ -251,12 +253,87 @@ class _ServiceHandlers(grpc.GenericRpcHandler):  # type: ignore[misc]  # untyped
                     break
             else:
                 return None
-        service = method[1:].split("/", 1)[0]
+        return self.resolve(details, handler)
+
+    def resolve(
+        self, details: grpc.HandlerCallDetails, handler: grpc.RpcMethodHandler
+    ) -> grpc.RpcMethodHandler:
+        """``handler`` as this call meets it: refused while not serving (gated services),
+        inside the per-service chain when there is one."""
+        service = details.method[1:].split("/", 1)[0]
         if service in self.gated and not self._embedded.serving:
             handler = wrap_handler(handler, *refusing(_not_serving))
         if self._embedded.interceptors:
             return _intercept_now(self._embedded.interceptors, details, handler)
         return handler
+
+    def registered(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """``handler`` for ``server.add_registered_method_handlers``: what :meth:`resolve`
+        chooses, chosen when each call begins (a registered handler is fixed at start).
+
+        Why register at all: grpc.aio accepts new calls in one loop, with one request
+        outstanding per registered method and a single one for every generic method
+        together, and each accepted call takes a few turns of the event loop before the
+        next is asked for. Behind the one generic slot, a loaded server (3,000 moves a
+        second) accepted about 250 new calls a second in all, and a new call waited
+        ~120 ms for its turn, health checks and CreateMatch alike; one slot per method
+        took that to ~15 ms (docs/performance.md)."""
+        embedded_chain = bool(self._embedded.interceptors)
+        gated = method[1:].split("/", 1)[0] in self.gated
+        if not embedded_chain and not gated:
+            return handler
+
+        def chosen(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.RpcMethodHandler:
+            if not embedded_chain and self._embedded.serving:
+                return handler  # the common case: nothing to decide per call
+            details = _CallDetails(method, tuple(context.invocation_metadata() or ()))
+            return self.resolve(details, handler)
+
+        def unary(_behaviour: Behaviour) -> Behaviour:
+            async def call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                return await _behaviour_of(chosen(context))(request, context)
+
+            return call
+
+        def stream(behaviour: Behaviour) -> Behaviour:
+            if inspect.isasyncgenfunction(behaviour):
+
+                async def generator(
+                    request: Any, context: grpc.aio.ServicerContext[Any, Any]
+                ) -> AsyncIterator[Any]:
+                    async for response in _behaviour_of(chosen(context))(request, context):
+                        yield response
+
+                return generator
+
+            async def writer(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+                # A handler that writes with context.write() (as grpc's health Watch does);
+                # the handler chosen for this call may be a generator (a refusal) instead.
+                result = _behaviour_of(chosen(context))(request, context)
+                if inspect.isasyncgen(result):
+                    async for response in result:
+                        await context.write(response)
+                else:
+                    await result
+
+            return writer
+
+        return wrap_handler(handler, unary, stream)
+
+
+class _CallDetails(NamedTuple):
+    """A ``grpc.HandlerCallDetails`` rebuilt from a call's context (for the per-service
+    chain of a registered method)."""
+
+    method: str
+    invocation_metadata: tuple[Any, ...]
+
+
+def _behaviour_of(handler: grpc.RpcMethodHandler) -> Behaviour:
+    behaviour: Behaviour = (
+        handler.unary_unary or handler.unary_stream or handler.stream_unary or handler.stream_stream
+    )
+    return behaviour
 
 
 async def _not_serving(context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -312,6 +389,7 @@ class Embedded:
     serving: bool = False
     """Whether the match service takes calls (between :meth:`start` and :meth:`stopping`)."""
     _handlers: _ServiceHandlers | None = None
+    _server: grpc.aio.Server | None = None
     _service_names: list[str] = field(default_factory=list)
     _store_health: StoreHealth | None = None
     _closed: bool = False
@@ -333,6 +411,17 @@ class Embedded:
         self._handlers.generic.extend(collector.generic)
         self._handlers.gated.update(collector.services)
         self._service_names.extend(collector.services)
+        if self._server is not None:
+            # Also as registered methods, each with its own accept slot (see
+            # _ServiceHandlers.registered); the generic handler stays the fallback.
+            by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
+            for method, handler in collector.methods.items():
+                service, name = method[1:].split("/", 1)
+                by_service.setdefault(service, {})[name] = self._handlers.registered(
+                    method, handler
+                )
+            for service, handlers in by_service.items():
+                self._server.add_registered_method_handlers(service, handlers)
 
     async def start(self) -> None:
         """Start recovering unfinished matches (their clocks run again) and take calls:
@@ -427,6 +516,7 @@ def add_speeltafel_services(
     )
     handlers = _ServiceHandlers(embedded)
     embedded._handlers = handlers
+    embedded._server = server
     # The generated registration functions are untyped (the one seam with generated code).
     embedded.add_service(
         add_match_service,  # Play and Spectate send views serialised once (service.py)

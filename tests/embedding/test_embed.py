@@ -260,3 +260,31 @@ async def test_the_documented_example_serves_a_match(tmp_path: Path) -> None:
         stop.set()
         await asyncio.wait_for(serving, 10)
     assert (tmp_path / "games.db").exists()
+
+
+class RegistrationSpy:
+    """Stands in for a grpc.aio server while speeltafel adds its services: what it adds."""
+
+    def __init__(self) -> None:
+        self.registered: dict[str, set[str]] = {}
+        self.generic: list[Any] = []
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.registered.setdefault(service, set()).update(handlers)
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        self.generic.extend(handlers)
+
+
+def test_every_match_service_method_has_an_accept_slot_of_its_own() -> None:
+    # grpc.aio keeps one request for a new call outstanding per registered method and
+    # one for all generic methods together; behind the single generic slot a loaded
+    # server made every new call (a health check, a CreateMatch) wait its turn for
+    # ~120 ms. Each method is registered; the generic handler stays as the fallback.
+    spy = RegistrationSpy()
+    embedded = add_speeltafel_services(spy, store=MemoryStore())  # type: ignore[arg-type]
+    methods = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].methods
+    assert spy.registered[MATCH] == {m.name for m in methods}
+    assert len(spy.generic) == 1  # reflection, and any method not registered
+    embedded.add_service(health_pb2_grpc.add_HealthServicer_to_server, health_aio.HealthServicer())
+    assert {"Check", "Watch"} <= spy.registered["grpc.health.v1.Health"]  # added services too
