@@ -72,7 +72,7 @@ from rich.table import Table
 
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.cli.server_process import ServerProcess
-from speeltafel.sdk.client import CHANNEL_OPTIONS, AsyncClient, Seat
+from speeltafel.sdk.client import AsyncClient, Seat
 from speeltafel.sdk.runner import play_seat
 from speeltafel.sdk.v1 import common_pb2, diagnostics_pb2_grpc
 from speeltafel.server.app.match import Match
