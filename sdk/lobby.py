@@ -173,8 +173,9 @@ class LobbyClient:
                 if self._stopping.is_set():
                     break
                 attempt = 1 if registered else attempt + 1
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), backoff_delay(attempt))
+                with contextlib.suppress(TimeoutError):  # asyncio.timeout: see runner.py
+                    async with asyncio.timeout(backoff_delay(attempt)):
+                        await self._stopping.wait()
         finally:
             await self._wind_down(drain=self._drain and refused is None)
             if self._own_channel:

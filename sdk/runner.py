@@ -222,7 +222,11 @@ async def play_seat(
                     response = await call.read()
                 else:
                     try:
-                        response = await asyncio.wait_for(call.read(), subscribe_timeout_s)
+                        # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows
+                        # the caller's cancellation when the read completes at that moment,
+                        # and a cancelled bot would play on.
+                        async with asyncio.timeout(subscribe_timeout_s):
+                            response = await call.read()
                     except TimeoutError:
                         raise _StreamEnded("no answer to the subscription") from None
                 if response is grpc.aio.EOF:

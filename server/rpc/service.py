@@ -471,7 +471,10 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             # view was published: let that answer (and any other) reach the client before the
             # stream closes, so that every acknowledged action is acknowledged to its sender.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(idle.wait(), FINAL_RESULT_WAIT_S)
+                # asyncio.timeout, not wait_for, which on Python 3.11 can swallow the
+                # handler's cancellation (the client gone) when idle is set at that moment.
+                async with asyncio.timeout(FINAL_RESULT_WAIT_S):
+                    await idle.wait()
             for result in outbox.pending_results():
                 if result is not HALF_CLOSED:
                     yield match_service_pb2.PlayResponse(result=result)

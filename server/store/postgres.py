@@ -439,7 +439,10 @@ class PostgresStore:
                 first = await self._queue.get()
             else:
                 try:
-                    first = await asyncio.wait_for(self._queue.get(), PROBE_INTERVAL_S)
+                    # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
+                    # cancellation (close) that lands as an operation arrives.
+                    async with asyncio.timeout(PROBE_INTERVAL_S):
+                        first = await self._queue.get()
                 except TimeoutError:
                     await self._probe()
                     continue
