@@ -202,7 +202,9 @@ async def serve(args: argparse.Namespace) -> None:
     store = await open_store(args.store or args.db)
     # Only once the store opened: a server that refuses its store says so in one line.
     limits = _with_organiser_token(limits, args)
-    config = RuntimeConfig(default_move_clock_ms=args.move_clock_ms)
+    config = RuntimeConfig(
+        default_move_clock_ms=args.move_clock_ms, finished_linger_s=args.finished_linger
+    )
     # Recovery builds thousands of long-lived matches: a collection then walks them all,
     # again and again (a 0.65 s pause measured at 10,000). Off until they are frozen.
     gc.disable()
@@ -275,6 +277,16 @@ async def open_store(where: str) -> MatchStore:
     return MemoryStore() if where == ":memory:" else SqliteStore(Path(where))
 
 
+def _linger_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= seconds <= 86_400:
+        raise argparse.ArgumentTypeError("must be 0 to 86400 seconds")
+    return seconds
+
+
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``speeltafel serve``."""
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -299,6 +311,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=30_000,
         help="default per-move clock for matches that set none (default %(default)s)",
+    )
+    parser.add_argument(
+        "--finished-linger",
+        type=_linger_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a finished match stays in memory for late calls; after that they "
+        "are answered from the store (default %(default)s)",
     )
     parser.add_argument("--grace", type=float, default=5.0, help="shutdown grace in seconds")
     parser.add_argument(
