@@ -456,16 +456,22 @@ class MatchRuntime:
                     await self._load(match_id)
             return
         tokens: dict[str, list[bytes]] = {}
-        for match_id, seat, token in await seats(now - linger_ms):
+        # Each match's tokens go at the end of its own linger time, counted from its end
+        # (not from the restart): one timer per tenth of a second of those ends.
+        ends: dict[int, list[str]] = {}
+        for match_id, seat, token, finished_ms in await seats(now - linger_ms):
             if match_id not in self.matches and self.tokens.get(token, (match_id,))[0] == match_id:
                 self.tokens[token] = (match_id, seat)
+                if match_id not in tokens:
+                    tenths = -((now - finished_ms - linger_ms) // 100)  # rounded up
+                    ends.setdefault(tenths, []).append(match_id)
                 tokens.setdefault(match_id, []).append(token)
         for match_id, of_match in tokens.items():
             self._lingering[match_id] = tuple(of_match)
-        if tokens and not self._closing:
-            asyncio.get_running_loop().call_later(
-                self.config.finished_linger_s, self._evict_all, list(tokens)
-            )
+        if not self._closing:
+            loop = asyncio.get_running_loop()
+            for tenths, match_ids in ends.items():
+                loop.call_later(max(0, tenths) / 10, self._evict_all, match_ids)
 
     def _evict_all(self, match_ids: list[str]) -> None:
         for match_id in match_ids:
@@ -1304,8 +1310,12 @@ class MatchRuntime:
     def _schedule_eviction(self, match: Match) -> None:
         if self._closing:
             return
-        loop = asyncio.get_running_loop()
-        loop.call_later(self.config.finished_linger_s, self._evict, match.id)
+        # The linger time counts from the match's end, also for one loaded after a restart.
+        delay = self.config.finished_linger_s
+        if match.finished is not None:
+            left_ms = match.finished.finished_ms + int(delay * 1000) - self.clock.now_ms()
+            delay = min(delay, max(0.0, left_ms / 1000))
+        asyncio.get_running_loop().call_later(delay, self._evict, match.id)
 
     def _evict(self, match_id: str) -> None:
         match = self.matches.get(match_id)

@@ -582,17 +582,21 @@ class SqliteStore:
 
         return await self._submit(lambda conn: _seats_of(conn, "m.finished_ms IS NULL"))
 
-    async def finished_seats(self, since_ms: int) -> list[tuple[str, int, bytes]]:
-        """(match id, seat, token hash) of every seat of a match marked finished at or after
-        ``since_ms`` and not expired (an expired match's tokens are forgotten): what a
-        restarted server needs to answer late calls to the matches that ended just before
-        it, without loading them until a call comes (``MatchRuntime._load_lingering``)."""
+    async def finished_seats(self, since_ms: int) -> list[tuple[str, int, bytes, int]]:
+        """(match id, seat, token hash, finished ms) of every seat of a match marked
+        finished at or after ``since_ms`` and not expired (an expired match's tokens are
+        forgotten): what a restarted server needs to answer late calls to the matches that
+        ended just before it, without loading them until a call comes, and until when
+        (``MatchRuntime._load_lingering``)."""
 
         where = (
             "m.finished_ms >= ? AND COALESCE(m.termination, 'normal') != 'expired'"
             " ORDER BY m.finished_ms, m.rowid, s.seat"
         )
-        return await self._submit(lambda conn: _seats_of(conn, where, (since_ms,)))
+        rows = await self._submit(
+            lambda conn: _seats_of(conn, where, (since_ms,), extra=", m.finished_ms")
+        )
+        return rows  # type: ignore[return-value]  # with extra: four columns
 
     async def unfinished(self) -> list[str]:
         """Matches not marked finished, oldest first."""
@@ -1045,16 +1049,16 @@ def _load(conn: sqlite3.Connection, match_id: str) -> MatchLog | None:
 
 
 def _seats_of(
-    conn: sqlite3.Connection, where: str, parameters: tuple[int, ...] = ()
+    conn: sqlite3.Connection, where: str, parameters: tuple[int, ...] = (), extra: str = ""
 ) -> list[tuple[str, int, bytes]]:
     """(match id, seat, token hash) of every seat of the matches ``where`` selects (a
-    condition on ``matches m``, perhaps with an ORDER BY): one id string per match, not one
-    per seat."""
+    condition on ``matches m``, perhaps with an ORDER BY), followed by the ``extra``
+    columns (``", m.finished_ms"``): one id string per match, not one per seat."""
     ids: dict[str, str] = {}
     return [
-        (ids.setdefault(match_id, match_id), seat, bytes(token_hash))
-        for match_id, seat, token_hash in conn.execute(
-            "SELECT s.match_id, s.seat, s.token_hash FROM seats s"
+        (ids.setdefault(row[0], row[0]), row[1], bytes(row[2]), *row[3:])
+        for row in conn.execute(
+            "SELECT s.match_id, s.seat, s.token_hash" + extra + " FROM seats s"
             " JOIN matches m ON m.match_id = s.match_id WHERE " + where,
             parameters,
         )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from typing import Any
 
 import grpc
@@ -209,6 +210,28 @@ async def test_tokens_of_an_unloaded_finished_match_go_at_the_end_of_its_linger(
     await table.fails(table.view(match.seats[0]), grpc.StatusCode.UNAUTHENTICATED)
     summary = await table.client.get_match(match.match_id)  # the store answers, as ever
     assert summary.status == STATUSES["finished"]
+    await running.store.close()
+
+
+async def test_a_lingering_match_is_forgotten_a_linger_after_its_end_not_the_restart(
+    table: Any,
+) -> None:
+    # Linger 3 s; the server is down for 1 s of it. The tokens must go 3 s after the end
+    # (at most 2 s after the restart), not 3 s after the restart.
+    config = RuntimeConfig(finished_linger_s=3.0)
+    running = await table.start(table.sqlite_store(), config=config, limits=table.LIFTED_RATES)
+    match, _ = await play_to_the_end(table, seats=2)
+    await table.stop()
+    await running.store.close()
+    await asyncio.sleep(1.0)
+
+    running = await table.start(table.sqlite_store(), config=config, limits=table.LIFTED_RATES)
+    await running.runtime.recovered()
+    restarted = time.monotonic()
+    assert match.match_id in running.runtime._lingering  # within its linger still
+    await asyncio.sleep(restarted + 2.5 - time.monotonic())
+    assert match.match_id not in running.runtime._lingering
+    assert not running.runtime.tokens
     await running.store.close()
 
 
