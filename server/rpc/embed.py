@@ -277,16 +277,9 @@ class _ServiceHandlers(grpc.GenericRpcHandler):  # type: ignore[misc]  # untyped
         return handler
 
     def registered(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        """``handler`` for ``server.add_registered_method_handlers``: what :meth:`resolve`
-        chooses, chosen when each call begins (a registered handler is fixed at start).
-
-        Why register at all: grpc.aio accepts new calls in one loop, with one request
-        outstanding per registered method and a single one for every generic method
-        together, and each accepted call takes a few turns of the event loop before the
-        next is asked for. Behind the one generic slot, a loaded server (3,000 moves a
-        second) accepted about 250 new calls a second in all, and a new call waited
-        ~120 ms for its turn, health checks and CreateMatch alike; one slot per method
-        took that to ~15 ms (docs/performance.md)."""
+        """``handler`` for ``server.add_registered_method_handlers`` (why: "Registered
+        methods" in the module docstring): what :meth:`resolve` chooses, chosen when each
+        call begins (a registered handler is fixed when the server starts)."""
         embedded_chain = bool(self._embedded.interceptors)
         gated = method[1:].split("/", 1)[0] in self.gated
         if not embedded_chain and not gated:
