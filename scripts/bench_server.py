@@ -481,32 +481,20 @@ async def memory_runs(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     for name, (live, finished) in cases.items():
         db = folder / f"memory-{name}.db"
         await populate(db, live, finished)
-        proc = server(folder, db, "--log-level", "warning")
-        proc.log_path = folder / f"memory-{name}.log"
-        try:
-            await proc.start_async(within_s=60)
-            await settled(proc.pid)
-            sizes[name] = rss_kib(proc.pid)
-        finally:
-            proc.stop()
+        sizes[name] = await settled_rss(folder, f"memory-{name}")
     idle_kb = (sizes["idle"] - sizes["empty"]) * 1.024 / max(1, args.idle_matches)
     finished_kb = (sizes["finished"] - sizes["empty"]) * 1.024 / max(1, args.finished_matches)
     # Finished live: the same matches played through two servers, one that forgets a
     # finished match at once (--finished-linger 0) and one that keeps it; the difference
     # is what keeping costs, the allocator's leftovers of playing it included.
     for linger in ("0", "3600"):
-        name = f"live-linger-{linger}"
-        proc = server(
-            folder, folder / f"{name}.db", "--log-level", "warning", "--finished-linger", linger
+        sizes[f"live-linger-{linger}"] = await settled_rss(
+            folder,
+            f"live-linger-{linger}",
+            "--finished-linger",
+            linger,
+            play=args.live_finished_matches,
         )
-        proc.log_path = folder / f"{name}.log"
-        try:
-            port = await proc.start_async(within_s=60)
-            await play_matches(f"127.0.0.1:{port}", args.live_finished_matches, tables=8)
-            await settled(proc.pid)
-            sizes[name] = rss_kib(proc.pid)
-        finally:
-            proc.stop()
     live_kb = (
         (sizes["live-linger-3600"] - sizes["live-linger-0"])
         * 1.024
@@ -521,6 +509,21 @@ async def memory_runs(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def settled_rss(folder: Path, name: str, *extra: str, play: int = 0) -> int:
+    """The resident set (KiB) of a server on ``folder/<name>.db``, once settled, after
+    ``play`` whole matches were played through it."""
+    proc = server(folder, folder / f"{name}.db", "--log-level", "warning", *extra)
+    proc.log_path = folder / f"{name}.log"
+    try:
+        port = await proc.start_async(within_s=60)
+        if play:
+            await play_matches(f"127.0.0.1:{port}", play, tables=8)
+        await settled(proc.pid)
+        return rss_kib(proc.pid)
+    finally:
+        proc.stop()
+
+
 async def play_matches(target: str, count: int, tables: int) -> None:
     """``count`` whole Take 5 matches (trial edition, 4 random bots), ``tables`` at a time,
     each table on a connection of its own."""
@@ -532,10 +535,11 @@ async def play_matches(target: str, count: int, tables: int) -> None:
             client = AsyncClient(target, channel=chans[index])
             while left[0] > 0:
                 left[0] -= 1
+                number = left[0]
                 created = await client.create_match(GAME_ID, SEATS, {"edition": "trial"})
                 seats = [await client.join(created.match_id) for _ in range(SEATS)]
                 await asyncio.gather(
-                    *(play_seat(client, s, RandomBot(seed=s.seat + 10 * left[0])) for s in seats)
+                    *(play_seat(client, s, RandomBot(seed=s.seat + 10 * number)) for s in seats)
                 )
 
         await asyncio.gather(*(table(i) for i in range(tables)))
