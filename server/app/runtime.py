@@ -162,7 +162,14 @@ class RuntimeConfig:
     max_spectators: int = 64
     """Spectator streams per match."""
     finished_linger_s: float = 300.0
-    """How long a finished match stays in memory before only the store has it."""
+    """How long a finished match's seats may still call (a late final view, a retried
+    request's stored answer); after that only the store has it."""
+    finished_whole_s: float = 10.0
+    """How long, within the linger time, a finished match stays whole in memory; after
+    that only its seats' token hashes do, and a late call loads it from the store (as
+    after a restart, :meth:`MatchRuntime._load_lingering`). A bot reads its final view
+    within moments of the end; holding every finished match whole for the whole linger
+    time cost about 11 KB each (bench (e)), the tokens alone about 2 KB."""
     max_name_length: int = 64
     max_entropy_bytes: int = 64
     max_request_id_length: int = 64
@@ -1307,15 +1314,47 @@ class MatchRuntime:
 
     # ------------------------------------------------------------------ memory
 
-    def _schedule_eviction(self, match: Match) -> None:
-        if self._closing:
-            return
+    def _linger_left_s(self, match: Match) -> float:
         # The linger time counts from the match's end, also for one loaded after a restart.
         delay = self.config.finished_linger_s
         if match.finished is not None:
             left_ms = match.finished.finished_ms + int(delay * 1000) - self.clock.now_ms()
             delay = min(delay, max(0.0, left_ms / 1000))
-        asyncio.get_running_loop().call_later(delay, self._evict, match.id)
+        return delay
+
+    def _schedule_eviction(self, match: Match, at_least_s: float = 0.0) -> None:
+        """Forget ``match`` at the end of its linger time; before that, once it has been
+        finished (or loaded) for ``finished_whole_s``, keep only its seats' tokens."""
+        if self._closing:
+            return
+        loop = asyncio.get_running_loop()
+        left = max(at_least_s, self._linger_left_s(match))
+        loop.call_later(left, self._evict, match.id)
+        whole = self.config.finished_whole_s
+        if whole < left:
+            loop.call_later(whole, self._shrink, match.id)
+
+    def _shrink(self, match_id: str) -> None:
+        """Keep a finished match's seats' tokens only, until the end of its linger time; a
+        call that asks for it loads it from the store again (:meth:`get`)."""
+        match = self.matches.get(match_id)
+        if match is None or match.finished is None or self._closing:
+            return
+        if match.subscribers:  # someone still watches: try again later
+            asyncio.get_running_loop().call_later(
+                max(1.0, self.config.finished_whole_s), self._shrink, match_id
+            )
+            return
+        self._lingering[match_id] = tuple(
+            joined.token_hash
+            for joined in match.joined.values()
+            if self.tokens.get(joined.token_hash, ("",))[0] == match_id
+        )
+        del self.matches[match_id]
+        self._track(match)
+        if self._create_requests.get(match.created.request_id) == match_id:
+            # The store answers a repeated CreateMatch with it (as after a restart).
+            del self._create_requests[match.created.request_id]
 
     def _evict(self, match_id: str) -> None:
         match = self.matches.get(match_id)
@@ -1328,7 +1367,7 @@ class MatchRuntime:
         if match.finished is None:
             return
         if match.subscribers:  # someone still watches: look again later
-            self._schedule_eviction(match)
+            self._schedule_eviction(match, at_least_s=1.0)
             return
         del self.matches[match_id]
         self._lingering.pop(match_id, None)

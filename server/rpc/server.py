@@ -203,7 +203,9 @@ async def serve(args: argparse.Namespace) -> None:
     # Only once the store opened: a server that refuses its store says so in one line.
     limits = _with_organiser_token(limits, args)
     config = RuntimeConfig(
-        default_move_clock_ms=args.move_clock_ms, finished_linger_s=args.finished_linger
+        default_move_clock_ms=args.move_clock_ms,
+        finished_linger_s=args.finished_linger,
+        finished_whole_s=args.finished_whole,
     )
     # Recovery builds thousands of long-lived matches: a collection then walks them all,
     # again and again (a 0.65 s pause measured at 10,000). Off until they are frozen.
@@ -317,8 +319,18 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         type=_linger_seconds,
         default=300.0,
         metavar="SECONDS",
-        help="how long a finished match stays in memory for late calls; after that they "
-        "are answered from the store (default %(default)s)",
+        help="how long a finished match's seats may still call (a late final view, a "
+        "retried request); after that its seats' tokens are forgotten and it is answered "
+        "from the store (default %(default)s)",
+    )
+    parser.add_argument(
+        "--finished-whole",
+        type=_linger_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long, within the linger time, a finished match stays whole in memory; "
+        "after that only its seats' tokens do and a late call loads it from the store "
+        "(default %(default)s)",
     )
     parser.add_argument("--grace", type=float, default=5.0, help="shutdown grace in seconds")
     parser.add_argument(

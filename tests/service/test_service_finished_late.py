@@ -270,3 +270,67 @@ async def test_every_games_final_views_are_kept_exactly(game_id: str) -> None:
         assert common_pb2.View.FromString(kept) == expected
         assert kept == service._view_bytes(replayed, replayed.current, seat)
     await runtime.close()
+
+
+async def shrunk(runtime: MatchRuntime, match_id: str, within_s: float = 10.0) -> None:
+    """Wait until ``match_id`` is out of memory, only its seats' tokens kept."""
+    deadline = time.monotonic() + within_s
+    while match_id in runtime.matches:
+        assert time.monotonic() < deadline, "the finished match stayed whole"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_a_finished_match_keeps_only_its_tokens_after_a_while_and_answers_the_same(
+    table: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whole for 0.5 s after its end (or after a late call loaded it), tokens for 60 s.
+    config = RuntimeConfig(finished_whole_s=0.5, finished_linger_s=60.0)
+    store = table.sqlite_store() if kind == "sqlite" else MemoryStore()
+    running = await table.start(store, config=config, limits=table.LIFTED_RATES)
+    runtime = running.runtime
+    match, sent = await play_to_the_end(table)
+    expected = await reference(running.store, match.match_id)
+    await shrunk(runtime, match.match_id)
+    assert {runtime.tokens[t] for t in runtime._lingering[match.match_id]} == {
+        (match.match_id, s) for s in range(3)
+    }
+    assert runtime.running_matches == runtime.waiting_matches == 0
+    loads: list[str] = []
+    load = runtime.store.load
+
+    async def counted(match_id: str) -> Any:
+        loads.append(match_id)
+        return await load(match_id)
+
+    monkeypatch.setattr(runtime.store, "load", counted)
+    assert await table.view(match.seats[1]) == expected["views"][1]
+    assert loads == [match.match_id]  # the first late call loaded it ...
+    compacted(running, match.match_id)  # ... lean, as a match finished live
+    await check_late_calls(table, match, sent, expected)
+    await shrunk(runtime, match.match_id)  # and it shrinks again
+    assert match.match_id in runtime._lingering
+    await running.store.close()
+
+
+async def test_a_repeated_create_gets_its_match_after_the_match_shrank() -> None:
+    runtime = MatchRuntime(MemoryStore(), RuntimeConfig(finished_whole_s=0.0))
+    created = await runtime.create_match("take5", 2, {"edition": "trial"}, request_id="make-1")
+    match_id = created.match.id
+    for seat in range(2):
+        await runtime.join(match_id, seat, f"p{seat}", b"")
+    chooser = random.Random(3)
+    number = 0
+    # With no time whole at all it may leave memory as soon as its end is stored.
+    while (live := runtime.matches.get(match_id)) is not None and live.status != "finished":
+        seat = chooser.choice(live.to_act())
+        action = chooser.choice(live.game.legal_actions(live.state, seat))
+        await runtime.submit(match_id, seat, live.version, f"r{number}", action)
+        number += 1
+    await shrunk(runtime, match_id)
+    assert (await runtime.get(match_id)).status == "finished"
+    await shrunk(runtime, match_id)
+    again = await runtime.create_match("take5", 2, {"edition": "trial"}, request_id="make-1")
+    assert again.duplicate and again.match.id == match_id
+    assert again.match.status == "finished"
+    await runtime.close()
