@@ -841,6 +841,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--json", type=Path, default=ROOT / "var" / "bench_server.json", help="results file"
     )
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "memory"),
+        default="sqlite",
+        help="the store of the (b) and (c) server (default sqlite; memory shows the store's"
+        " share of the latency)",
+    )
     args = parser.parse_args(argv)
     args.scales = (10, 1_000, 10_000)
     args.idle_matches = 10_000
@@ -861,7 +868,7 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
     pauses: list[float] = []
     if "b" in args.only:
-        proc = bench_server(folder, None, "sqlite")
+        proc = bench_server(folder, None, args.store)
         try:
             port = await proc.start_async(within_s=60)
             results["b"] = await throughput_and_latency(port, args, proc.pid)
