@@ -485,12 +485,12 @@ async def memory_runs(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
         sizes[name] = await settled_rss(folder, f"memory-{name}")
     idle_kb = (sizes["idle"] - sizes["empty"]) * 1.024 / max(1, args.idle_matches)
     finished_kb = (sizes["finished"] - sizes["empty"]) * 1.024 / max(1, args.finished_matches)
-    # Finished live: the same matches played through two servers, one that forgets a
-    # finished match at once (--finished-linger 0) and one that keeps it; the difference
-    # is what keeping costs, the allocator's leftovers of playing it included.
-    # Kept whole for the whole linger (--finished-whole 3600), and as a server keeps them
-    # by default once their time whole is over: their seats' tokens only (--finished-whole
-    # 1, measured once that second has passed).
+    # Finished live: the same matches played through a server that forgets a finished
+    # match at once (--finished-linger 0) and through servers that keep it; the difference
+    # is what keeping costs, the allocator's leftovers of playing it included. Kept whole
+    # for the whole linger (--finished-whole 3600), and as a server keeps them by default
+    # once their time whole is over: their seats' tokens only (--finished-whole 1,
+    # measured once that second has passed).
     cases_live = {
         "live-linger-0": ("--finished-linger", "0"),
         "live-whole": ("--finished-linger", "3600", "--finished-whole", "3600"),
@@ -502,7 +502,8 @@ async def memory_runs(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
         )
 
     def per_live(name: str) -> float:
-        return (sizes[name] - sizes["live-linger-0"]) * 1.024 / max(1, args.live_finished_matches)
+        played = max(1, int(args.live_finished_matches))
+        return (sizes[name] - sizes["live-linger-0"]) * 1.024 / played
 
     live_kb = per_live("live-tokens")
     whole_kb = per_live("live-whole")
