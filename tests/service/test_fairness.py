@@ -25,7 +25,9 @@ from speeltafel.server.app.errors import BadRequest
 from speeltafel.server.rpc.limits import (
     MAX_OPTION_CHARS,
     MAX_PRESET_DECKS,
+    Limiter,
     LimitsConfig,
+    Refusal,
     check_create_request,
     limits_for_serve,
     peer_ip,
@@ -221,6 +223,35 @@ async def test_g3_concurrent_unary_calls_of_one_token_are_capped(table: Any) -> 
     assert all(r.code() == Code.RESOURCE_EXHAUSTED for r in refused)
     assert refused and {_rule_and_retry(r)[0] for r in refused} == {"too_many_calls"}
     assert await client.get_view(seat)
+
+
+async def test_refusals_of_a_flood_are_held_longer_than_an_honest_clients_one() -> None:
+    config = LimitsConfig(
+        max_unary_per_token=1, max_park_s=0.05, max_park_escalated_s=0.2, park_escalation_step=4
+    )
+    limiter = Limiter(config)
+    flooder, honest = ("127.0.0.1:1000", "flood"), ("127.0.0.1:2000", "honest")
+    leases = [limiter.admit_unary(*who, 1.0) for who in (flooder, honest)]
+    assert not any(isinstance(lease, Refusal) for lease in leases)
+    holds: list[asyncio.Task[None]] = []
+    for n in range(12):
+        assert isinstance(limiter.admit_unary(*flooder, 1.0), Refusal)  # over its cap
+        assert limiter.park_s(*flooder) == pytest.approx(min(0.2, 0.05 * (1 + n // 4)))
+        holds.append(asyncio.ensure_future(limiter.park(*flooder)))
+        await asyncio.sleep(0)  # the hold has begun
+    # 12 held: the flooder's next refusal waits the longest; a refused honest call does not.
+    assert limiter.park_s(*flooder) == pytest.approx(0.2)
+    assert isinstance(limiter.admit_unary(*honest, 1.0), Refusal)
+    assert limiter.park_s(*honest) == pytest.approx(0.05)
+    started = asyncio.get_running_loop().time()
+    await limiter.park(*honest)
+    assert asyncio.get_running_loop().time() - started < 0.15
+    await asyncio.gather(*holds)
+    assert limiter.parked == 0 and limiter.park_s(*flooder) == pytest.approx(0.05)
+    for lease in leases:
+        assert not isinstance(lease, Refusal)
+        lease.release()
+    assert all(usage.parked == 0 for usage in limiter.tokens.values())
 
 
 async def test_play_messages_over_the_rate_are_delayed_not_refused(table: Any) -> None:
