@@ -403,14 +403,16 @@ class Limiter:
             usage.unary += 1
         return _Lease(self, "unary", tuple(u for _, u in usages))
 
+    def _known(self, peer: str, key: str | None) -> list[_Usage]:
+        """The usages of ``peer`` and ``key`` that the tables hold (none are made)."""
+        found = (self.peers.get(peer), self.tokens.get(key) if key else None)
+        return [usage for usage in found if usage is not None]
+
     def park_s(self, peer: str, key: str | None) -> float:
         """How long the next refused call of ``peer`` and ``key`` is held: ``max_park_s``,
         and more while that connection or token already has refusals held."""
         c = self.config
-        held = max(
-            (u.parked for u in (self.peers.get(peer), self.tokens.get(key) if key else None) if u),
-            default=0,
-        )
+        held = max((usage.parked for usage in self._known(peer, key)), default=0)
         steps = 1 + held // max(1, c.park_escalation_step)
         return min(max(c.max_park_s, c.max_park_escalated_s), c.max_park_s * steps)
 
@@ -420,7 +422,7 @@ class Limiter:
         if self.parked >= self.config.max_parked_total:
             return
         seconds = self.park_s(peer, key)
-        usages = [u for u in (self.peers.get(peer), self.tokens.get(key) if key else None) if u]
+        usages = self._known(peer, key)
         self.parked += 1
         for usage in usages:
             usage.parked += 1
@@ -445,8 +447,8 @@ class Limiter:
     def charge_refusal(self, peer: str, key: str | None, buckets: str) -> None:
         """Debit ``refusal_cost`` from the peer's and token's ``buckets`` ("calls" or
         "messages"); they may go into debt, which later calls or messages wait out."""
-        for usage in (self.peers.get(peer), self.tokens.get(key) if key else None):
-            bucket = None if usage is None else getattr(usage, buckets)
+        for usage in self._known(peer, key):
+            bucket = getattr(usage, buckets)
             if bucket is not None:
                 bucket.tokens -= self.config.refusal_cost
 
