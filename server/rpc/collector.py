@@ -10,11 +10,18 @@ small and rare:
 * :func:`tune_for_server` after start-up and recovery: ``gc.freeze()`` moves everything
   alive then (modules, the engines' tables, the recovered matches) into the permanent
   generation, which no collection walks again;
-* thresholds for a server rather than a script: a young collection every 20,000 net
-  allocations instead of 700 (each one is cheap, but at 700 they ran thousands of times
-  a second under load), and a full collection only after 100 middle ones. CPython also
-  runs a full collection only once the objects that survived since the last one reach a
-  quarter of those it already holds, so a full collection stays rare;
+* thresholds for a server rather than a script: a young collection every 1,000 net
+  allocations (CPython's default is 700), a middle one every 10 young ones, and a full
+  collection only after 4,000 middle ones, 40 million net allocations. CPython also runs
+  a full collection only once the objects that survived since the last one reach a
+  quarter of those it already holds, so a full collection stays rare. The young
+  threshold is kept small because it does not bound a young collection: the collection
+  walks every object allocated since the last one that is still alive, and every older
+  object freed in between takes one off the count (a match that moves on or finishes frees
+  hundreds). With 20,000 the young list held 30,000-37,000 objects whenever a collection
+  ran, and each paused the loop for 10-31 ms on a two-core host; with 1,000 the longest
+  pause was under 10 ms, at about six collections a second and under 1% of the CPU
+  (docs/performance.md, round 7);
 * memory that is let go: a finished match keeps its final snapshot, not its history
   (``app/match.py``), so survivors are few.
 
@@ -34,7 +41,7 @@ import structlog
 
 log = structlog.get_logger("speeltafel.collector")
 
-THRESHOLDS = (20_000, 20, 100)
+THRESHOLDS = (1_000, 10, 4_000)
 """``gc.set_threshold`` for a long-lived server (see the module docstring)."""
 LONG_PAUSE_S = 0.020
 """A collection pausing the loop longer than this is logged when it happens (the budget of
