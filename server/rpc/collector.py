@@ -20,7 +20,7 @@ small and rare:
   object freed in between takes one off the count (a match that moves on or finishes frees
   hundreds). With 20,000 the young list held 30,000-37,000 objects whenever a collection
   ran, and each paused the loop for 10-31 ms on a two-core host; with 1,000 the longest
-  pause was under 10 ms, at about six collections a second and under 1% of the CPU
+  pause was under 10 ms, at about five collections a second and under 1% of the CPU
   (docs/performance.md, round 7);
 * memory that is let go: a finished match keeps its final snapshot, not its history
   (``app/match.py``), so survivors are few.
