@@ -15,8 +15,9 @@ These tests play real matches against a server in this process:
   event loop delays them: every match still finishes for both runners, every action the
   seat played is acknowledged to it exactly once (the old runner raised here);
 * a blocking bot (``blocking = True``, 120 ms a decision) on several matches at once
-  leaves the event loop free: its largest stall stays far below one decision (it was at
-  least one decision on the loop), and no move is left to the clock.
+  leaves the event loop free: no more than one stall of the loop (a shared machine's
+  freeze) lasts a whole decision, where on the loop every decision did, and no move is
+  left to the clock.
 """
 
 from __future__ import annotations
@@ -178,6 +179,7 @@ class SleepyBot(RandomBot):
         return super().choose(view, legal_actions)
 
 
+@pytest.mark.serial  # measures the loop's stalls: run alone, after the others
 async def test_a_blocking_bot_on_many_seats_leaves_the_event_loop_free(
     running: Running,
 ) -> None:
@@ -216,12 +218,18 @@ async def test_a_blocking_bot_on_many_seats_leaves_the_event_loop_free(
             done.set()
             await watcher
         assert all(f.status == FINISHED for f in finals)
-        # On the loop, every decision stalls it for at least think_s; off it, no stall lasts
-        # a whole decision (what remains is scheduling on a shared machine).
-        assert max(stalls) < think_s, sorted(stalls)[-5:]
         loop_thread = threading.get_ident()
         assert all(bot.threads and loop_thread not in bot.threads for bot in slow)
+        decisions = 0
         for seats in matches:
             record = await client.record(seats[0].match_id)
             assert not any(a.clock_default for a in record.actions)
-            assert sum(1 for a in record.actions if a.seat == 0) >= 10  # ten rounds played
+            played = sum(1 for a in record.actions if a.seat == 0)
+            assert played >= 10  # ten rounds played
+            decisions += played
+        # On the loop, every one of the slow seats' decisions stalls it for at least
+        # think_s (40 or more stalls); off it, no decision does. A shared machine can
+        # still freeze the whole process once (seen: one stall of 0.35 s on a slow CI
+        # host, the next largest 9 ms), so one such stall is tolerated, not forty.
+        whole_decisions = [s for s in stalls if s >= think_s]
+        assert len(whole_decisions) <= 1, (decisions, sorted(stalls)[-5:])
