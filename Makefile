@@ -43,9 +43,15 @@ cluster: $(STAMP) ## the tournament of make run through HAProxy in front of thre
 serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default var/speeltafel.db)
 	$(BIN)/speeltafel serve --port $(PORT) --db $(DB)
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), except the tests marked serial
+# (fairness ratios, event-loop stalls): those run after, alone, so that no other test's
+# load is in their measurement. Exit code 5 (nothing selected) is no failure there.
+TEST_WORKERS ?= 2
+
 .PHONY: test
-test: $(STAMP) proto-check ## run the test suite
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+test: $(STAMP) proto-check ## run the test suite (in parallel, then the serial tests alone)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS)
+	$(BIN)/pytest -q -m serial $(PYTEST_ARGS) || test $$? = 5
 
 .PHONY: playthroughs
 playthroughs: $(STAMP) ## regenerate the golden playthrough files after an intended rule change
