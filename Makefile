@@ -45,13 +45,16 @@ serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default 
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist), except the tests marked serial
 # (fairness ratios, event-loop stalls): those run after, alone, so that no other test's
-# load is in their measurement. Exit code 5 (nothing selected) is no failure there.
+# load is in their measurement. Both parts always run; either failing fails the target.
+# Exit code 5 (nothing selected, as when PYTEST_ARGS names other tests) is no failure.
 TEST_WORKERS ?= 2
 
 .PHONY: test
 test: $(STAMP) proto-check ## run the test suite (in parallel, then the serial tests alone)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS)
-	$(BIN)/pytest -q -m serial $(PYTEST_ARGS) || test $$? = 5
+	@status=0; \
+	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || { s=$$?; test $$s = 5 || status=$$s; }; \
+	$(BIN)/pytest -q -m serial $(PYTEST_ARGS) || { s=$$?; test $$s = 5 || status=$$s; }; \
+	exit $$status
 
 .PHONY: playthroughs
 playthroughs: $(STAMP) ## regenerate the golden playthrough files after an intended rule change
