@@ -14,7 +14,7 @@ These tests play real matches against a server in this process:
 * a stream reset after every action of a seat, and writes on a new stream delayed as a busy
   event loop delays them: every match still finishes for both runners, every action the
   seat played is acknowledged to it exactly once (the old runner raised here);
-* a blocking bot (``blocking = True``, 120 ms a decision) on several matches at once
+* a blocking bot (``blocking = True``, 200 ms a decision) on several matches at once
   leaves the event loop free: no more than one stall of the loop (a shared machine's
   freeze) lasts a whole decision, where on the loop every decision did, and no move is
   left to the clock.

@@ -35,7 +35,7 @@ from speeltafel.server.rpc.limits import (
 from speeltafel.server.rpc.server import start_server
 from speeltafel.server.store.memory import MemoryStore
 
-# Ratios and stalls measured here: run alone, after the parallel tests (make test).
+# Throughput ratios measured here: run alone, after the parallel tests (make test).
 pytestmark = pytest.mark.serial
 WINDOW_S = 2.5
 Code = grpc.StatusCode
