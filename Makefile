@@ -44,7 +44,7 @@ serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default 
 	$(BIN)/speeltafel serve --port $(PORT) --db $(DB)
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist), except the tests marked serial
-# (fairness ratios, event-loop stalls): those run after, alone, so that no other test's
+# (pyproject.toml's markers say which): those run after, alone, so that no other test's
 # load is in their measurement. Both parts always run; either failing fails the target.
 # Exit code 5 (nothing selected, as when PYTEST_ARGS names other tests) is no failure.
 TEST_WORKERS ?= 2
