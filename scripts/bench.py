@@ -74,6 +74,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GAME_ID = "take5"
 HEARTS = "hearts (OpenSpiel)"
 HEARTS_TARGET = 4.0  # (a): every game's cost per move at most this many times hearts'
+SHAPED_REPLIES = 2  # a decision's shape: the submit in, its acknowledgement and a view out
+SHAPED_EXTRA_BYTES = 550  # about the size of a Take 5 (trial) view on the game path
 ENGINE_SLICE_S = 0.2  # each contestant's turn; the contestants alternate until done
 # Beyond every game at its defaults: Take 5's largest table (the fan-out of 10 seats).
 ENGINE_EXTRAS: tuple[tuple[str, dict[str, str], int], ...] = (("take5", {"edition": "full"}, 10),)
@@ -328,13 +330,13 @@ def own_connection(target: str) -> grpc.aio.Channel:
     )
 
 
-def bench_server(folder: Path, profile: Path | None, store: str) -> ServerProcess:
+def bench_server(folder: Path, profile: Path | None, store: str, *extra: str) -> ServerProcess:
     """The server under test: port 0, SQLite in ``folder`` (or in memory), diagnostics on;
     terminated with the bench, even if it is killed (``die_with_parent``)."""
     return ServerProcess(
         folder / "bench.db" if store == "sqlite" else ":memory:",
         folder,
-        "--diagnostics", "--log-level", "warning", "--grace", "2",
+        "--diagnostics", "--log-level", "warning", "--grace", "2", *extra,
         python_args=("-m", "cProfile", "-o", str(profile)) if profile is not None else (),
         die_with_parent=True,  # set before any thread exists: grpc starts later
     )  # fmt: skip
@@ -380,21 +382,33 @@ def percentile_ms(sorted_seconds: Sequence[float], q: float) -> float | None:
 
 
 async def echo_stream(
-    stubs: Sequence[Any], streams: int, warmup: float, seconds: float, server_pid: int
+    stubs: Sequence[Any],
+    streams: int,
+    warmup: float,
+    seconds: float,
+    server_pid: int,
+    replies: int = 1,
+    extra_bytes: int = 0,
 ) -> WireResult:
-    """``streams`` EchoStream calls, each with one message in flight, ping-pong."""
+    """``streams`` EchoStream calls, each with one message in flight, ping-pong. With
+    ``replies`` > 1 each message is answered by that many (the further ones of
+    ``extra_bytes``): the shape of a decision without the server's work. ``per_s`` counts
+    exchanges (one message in and its replies), the CPU per message is per exchange too."""
     window = Window.after(warmup, seconds)
     counts = [0] * streams
 
     async def worker(index: int) -> None:
         call = stubs[index % len(stubs)].EchoStream()
-        message = diagnostics_pb2.EchoStreamRequest(sequence=index)
+        message = diagnostics_pb2.EchoStreamRequest(
+            sequence=index, replies=replies, extra_bytes=extra_bytes
+        )
         start, end = window.start, window.end
         n = 0
         try:
             while True:
                 await call.write(message)
-                await call.read()
+                for _ in range(replies):
+                    await call.read()
                 now = time.perf_counter()
                 if now >= end:
                     break
@@ -408,12 +422,12 @@ async def echo_stream(
     cpu = CpuWindow(server_pid)
     await asyncio.gather(sample_cpu(window, cpu), *(worker(i) for i in range(streams)))
     return WireResult(
-        "echo stream",
+        "echo stream" if replies <= 1 else f"echo stream, {replies} replies",
         window.seconds,
         sum(counts),
         cpu.server_s,
         cpu.client_s,
-        {"streams": streams, **cpu.extra()},
+        {"streams": streams, "replies": replies, "extra_bytes": extra_bytes, **cpu.extra()},
     )
 
 
@@ -611,6 +625,22 @@ async def wire_benchmarks(
         results["echo_stream"] = await asyncio.wait_for(
             echo_stream(echo_stubs, concurrency, args.warmup, args.seconds, server_pid), limit
         )
+        console.print(
+            f"[dim](c) echo stream, decision-shaped ({SHAPED_REPLIES} replies): "
+            f"{concurrency} streams, {args.seconds:g} s...[/]"
+        )
+        results["echo_shaped"] = await asyncio.wait_for(
+            echo_stream(
+                echo_stubs,
+                concurrency,
+                args.warmup,
+                args.seconds,
+                server_pid,
+                replies=SHAPED_REPLIES,
+                extra_bytes=SHAPED_EXTRA_BYTES,
+            ),
+            limit,
+        )
         console.print(f"[dim](c) echo unary: {concurrency} callers, {args.seconds:g} s...[/]")
         results["echo_unary"] = await asyncio.wait_for(
             echo_unary(echo_stubs, concurrency, args.warmup, args.seconds, server_pid), limit
@@ -774,10 +804,11 @@ def report_wire(
         table.add_column(column, justify="right")
     labels = {
         "echo_stream": "(c) echo, stream ping-pong",
+        "echo_shaped": f"(c) echo, 1 in {SHAPED_REPLIES} out",
         "echo_unary": "(c) echo, unary calls",
         "game_path": "(b) game, acked actions",
     }
-    for key in ("echo_stream", "echo_unary", "game_path"):
+    for key in ("echo_stream", "echo_shaped", "echo_unary", "game_path"):
         w = wire[key]
         j = w.as_json()
         table.add_row(
@@ -805,10 +836,16 @@ def report_wire(
         console.print(f"  [red]first error: {g['first_error']}[/]")
 
     stream, unary = wire["echo_stream"].per_s, wire["echo_unary"].per_s
+    shaped = wire["echo_shaped"].per_s
     trial = next((r for r in engine if r.name == GAME_ID and not r.options and r.seats == 4), None)
     ratios = {
         "game_over_echo_stream": game.per_s / stream if stream else None,
         "game_over_echo_unary": game.per_s / unary if unary else None,
+        # The transport alone in a decision's shape (one message in, two out): the most
+        # that b / c(stream) could be if the server did no work at all, and how much of
+        # that the game path reaches.
+        "shaped_over_echo_stream": shaped / stream if stream else None,
+        "game_over_echo_shaped": game.per_s / shaped if shaped else None,
         # The engine's share of one action's time on the full path.
         "engine_share_of_game_path": game.per_s / trial.actions_per_s if trial else None,
         "engine_actions_over_game_path": trial.actions_per_s / game.per_s
@@ -834,6 +871,16 @@ def report_wire(
         "b / c(unary)",
         fmt(ratios["game_over_echo_unary"], 3),
         "acked actions per unary echo call",
+    )
+    table.add_row(
+        "c(1 in 2 out) / c(stream)",
+        fmt(ratios["shaped_over_echo_stream"], 3),
+        "the transport's ceiling for b / c(stream): a decision's messages, no server work",
+    )
+    table.add_row(
+        "b / c(1 in 2 out)",
+        fmt(ratios["game_over_echo_shaped"], 3),
+        "how much of that ceiling the game path reaches (the rest: the server's own work)",
     )
     table.add_row(
         "b msgs / c(stream) msgs",

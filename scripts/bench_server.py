@@ -58,6 +58,8 @@ from typing import Any
 import grpc
 from bench import (  # type: ignore[import-not-found,unused-ignore]  # scripts/ at run time
     GAME_ID,
+    SHAPED_EXTRA_BYTES,
+    SHAPED_REPLIES,
     CpuWindow,
     Window,
     bench_server,
@@ -390,10 +392,27 @@ async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) 
         clients = [AsyncClient(target, channel=c) for c in chans]
         console.print(f"[dim](b) echo stream: 64 streams, {args.seconds:g} s...[/]")
         echo = await echo_stream(stubs, tables * SEATS, args.warmup, args.seconds, pid)
+        console.print(
+            f"[dim](b) echo stream, {SHAPED_REPLIES} replies of each message: 64 streams, "
+            f"{args.seconds:g} s...[/]"
+        )
+        shaped = await echo_stream(
+            stubs,
+            tables * SEATS,
+            args.warmup,
+            args.seconds,
+            pid,
+            replies=SHAPED_REPLIES,
+            extra_bytes=SHAPED_EXTRA_BYTES,
+        )
         console.print(f"[dim](b) game: {tables} matches x {SEATS} bots, {args.seconds:g} s...[/]")
         threads_before = thread_cpu_seconds(pid)
         game = await game_path(clients, tables, SEATS, "trial", args.warmup, args.seconds, pid)
-        results: dict[str, Any] = {"echo": echo.as_json(), "game": game.as_json()}
+        results: dict[str, Any] = {
+            "echo": echo.as_json(),
+            "echo_shaped": shaped.as_json(),
+            "game": game.as_json(),
+        }
         results["game"]["loop_thread_share"] = loop_thread_share(
             pid, threads_before, thread_cpu_seconds(pid)
         )

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fspeeltafel/v1/diagnostics.proto\x12\rspeeltafel.v1\"0\n\x0b\x45\x63hoRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\"1\n\x0c\x45\x63hoResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\"6\n\x11\x45\x63hoStreamRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\"7\n\x12\x45\x63hoStreamResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x32\xac\x01\n\x12\x44iagnosticsService\x12?\n\x04\x45\x63ho\x12\x1a.speeltafel.v1.EchoRequest\x1a\x1b.speeltafel.v1.EchoResponse\x12U\n\nEchoStream\x12 .speeltafel.v1.EchoStreamRequest\x1a!.speeltafel.v1.EchoStreamResponse(\x01\x30\x01\x42\x30\n\x10nl.speeltafel.v1P\x01Z\x1aspeeltafel/v1;speeltafelv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fspeeltafel/v1/diagnostics.proto\x12\rspeeltafel.v1\"0\n\x0b\x45\x63hoRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\"1\n\x0c\x45\x63hoResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\"\\\n\x11\x45\x63hoStreamRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12\x0f\n\x07replies\x18\x03 \x01(\r\x12\x13\n\x0b\x65xtra_bytes\x18\x04 \x01(\r\"7\n\x12\x45\x63hoStreamResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x32\xac\x01\n\x12\x44iagnosticsService\x12?\n\x04\x45\x63ho\x12\x1a.speeltafel.v1.EchoRequest\x1a\x1b.speeltafel.v1.EchoResponse\x12U\n\nEchoStream\x12 .speeltafel.v1.EchoStreamRequest\x1a!.speeltafel.v1.EchoStreamResponse(\x01\x30\x01\x42\x30\n\x10nl.speeltafel.v1P\x01Z\x1aspeeltafel/v1;speeltafelv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,9 +37,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ECHORESPONSE']._serialized_start=100
   _globals['_ECHORESPONSE']._serialized_end=149
   _globals['_ECHOSTREAMREQUEST']._serialized_start=151
-  _globals['_ECHOSTREAMREQUEST']._serialized_end=205
-  _globals['_ECHOSTREAMRESPONSE']._serialized_start=207
-  _globals['_ECHOSTREAMRESPONSE']._serialized_end=262
-  _globals['_DIAGNOSTICSSERVICE']._serialized_start=265
-  _globals['_DIAGNOSTICSSERVICE']._serialized_end=437
+  _globals['_ECHOSTREAMREQUEST']._serialized_end=243
+  _globals['_ECHOSTREAMRESPONSE']._serialized_start=245
+  _globals['_ECHOSTREAMRESPONSE']._serialized_end=300
+  _globals['_DIAGNOSTICSSERVICE']._serialized_start=303
+  _globals['_DIAGNOSTICSSERVICE']._serialized_end=475
 # @@protoc_insertion_point(module_scope)

@@ -57,7 +57,8 @@ class DiagnosticsServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def EchoStream(self, request_iterator, context):
-        """Answers every message with its sequence and payload.
+        """Answers every message with its sequence and payload, and with `replies - 1` more
+        messages of `extra_bytes` each when the request asks for them.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -72,6 +72,12 @@ log = structlog.get_logger("speeltafel.server")
 DIAGNOSTICS_SERVICE = diagnostics_pb2.DESCRIPTOR.services_by_name["DiagnosticsService"].full_name
 
 
+MAX_ECHO_REPLIES = 16
+"""The most messages one EchoStream request may ask for (diagnostics.proto)."""
+MAX_ECHO_EXTRA_BYTES = 65_536
+"""The largest payload of an EchoStream request's further replies."""
+
+
 class Diagnostics(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
     """No-op echoes: the transport's own ceiling, for benchmarks."""
 
@@ -81,10 +87,29 @@ class Diagnostics(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
         return diagnostics_pb2.EchoResponse(sequence=request.sequence, payload=request.payload)
 
     async def EchoStream(self, request_iterator: Any, context: Any) -> Any:
+        """Each message answered by ``replies`` messages (see diagnostics.proto): the echo,
+        then ``replies - 1`` of ``extra_bytes`` each, which gives the game path's shape."""
+        extras: dict[tuple[int, int], diagnostics_pb2.EchoStreamResponse] = {}
         async for message in request_iterator:
+            if message.replies > MAX_ECHO_REPLIES or message.extra_bytes > MAX_ECHO_EXTRA_BYTES:
+                await context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"replies is at most {MAX_ECHO_REPLIES} and extra_bytes at most "
+                    f"{MAX_ECHO_EXTRA_BYTES} (got {message.replies} and {message.extra_bytes})",
+                )
             yield diagnostics_pb2.EchoStreamResponse(
                 sequence=message.sequence, payload=message.payload
             )
+            if message.replies > 1:
+                key = (message.sequence, message.extra_bytes)
+                extra = extras.get(key)
+                if extra is None:  # one message per stream and size: echoes stay no-ops
+                    extras.clear()
+                    extra = extras[key] = diagnostics_pb2.EchoStreamResponse(
+                        sequence=message.sequence, payload=bytes(message.extra_bytes)
+                    )
+                for _ in range(message.replies - 1):
+                    yield extra
 
 
 @dataclass
