@@ -986,6 +986,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="sqlite",
         help="the server's store (default sqlite; memory shows the store's cost)",
     )
+    parser.add_argument(
+        "--serial-appends",
+        action="store_true",
+        help="the server holds a match's lock until each submit is durable (the A/B of "
+        "pipelined appends, docs/performance.md)",
+    )
     parser.add_argument("--skip-engine", action="store_true", help="skip (a)")
     parser.add_argument(
         "--games",
@@ -1037,7 +1043,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if engine else 1
 
     with tempfile.TemporaryDirectory(prefix="speeltafel-bench-") as tmp:
-        server = bench_server(Path(tmp), args.profile_server, args.store)
+        server = bench_server(
+            Path(tmp),
+            args.profile_server,
+            args.store,
+            *(("--serial-appends",) if args.serial_appends else ()),
+        )
         try:
             port = server.start()
             wire, loop_name = run_loop(wire_benchmarks(port, args, server.pid))

@@ -438,6 +438,33 @@ async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) 
             await channel.close()
 
 
+async def serial_baseline(
+    port: int, args: argparse.Namespace, pid: int, pipelined: dict[str, Any]
+) -> dict[str, Any]:
+    """The same game path and (c) at half capacity on a server with ``--serial-appends``
+    (each submit holds its match's lock until durable): the baseline of pipelined appends,
+    measured in the same run. (c) uses the pipelined run's think time, so both servers get
+    the same offered load."""
+    target = f"127.0.0.1:{port}"
+    tables = 16
+    chans = await channels(target, tables)
+    try:
+        clients = [AsyncClient(target, channel=c) for c in chans]
+        console.print(f"[dim](b) serial appends: game, {args.seconds:g} s...[/]")
+        game = await game_path(clients, tables, SEATS, "trial", args.warmup, args.seconds, pid)
+        half = pipelined.get("c_0.5")
+        results: dict[str, Any] = {"game": game.as_json()}
+        if half:
+            console.print(f"[dim](c) serial appends, at the same load, {args.seconds:g} s...[/]")
+            results["c_0.5"] = await paced_path(
+                clients, tables, half["think_mean_ms"] / 1e3, args.warmup, args.seconds, pid
+            )
+        return results
+    finally:
+        for channel in chans:
+            await channel.close()
+
+
 # --------------------------------------------------------------------------- (d), (e)
 
 
@@ -714,6 +741,63 @@ def report(results: dict[str, Any]) -> None:
             fmt(None if cpu_ratio is None else cpu_ratio / TARGETS["b_ratio"]),
             verdict(cpu_ratio, TARGETS["b_ratio"], at_least=True),
         )
+        shaped = b.get("echo_shaped")
+        if shaped:
+            # The transport alone in a decision's shape (one message in, two out): the best
+            # (b) could be with no server work, and the share of it that the server reaches.
+            ceiling = shaped["per_s"] / echo["per_s"] if echo["per_s"] else None
+            reached = game["per_s"] / shaped["per_s"] if shaped["per_s"] else None
+            table.add_row(
+                "(b)",
+                f"ceiling: echo, {SHAPED_REPLIES} replies of each, {shaped['per_s']:,.0f}/s "
+                "/ echo msgs/s (a decision's messages, no server work)",
+                fmt(ceiling, 3),
+                "-",
+                "-",
+                "",
+            )
+            table.add_row(
+                "(b)",
+                "decisions/s / that ceiling's exchanges/s (the rest: the server's own work)",
+                fmt(reached, 3),
+                "-",
+                "-",
+                "",
+            )
+        serial = b.get("serial")
+        if serial:
+            base = serial["game"]
+            gain = game["per_s"] / base["per_s"] if base["per_s"] else None
+            table.add_row(
+                "(b)",
+                f"pipelined appends: {game['per_s']:,.0f} / serial {base['per_s']:,.0f} "
+                "decisions/s (same run)",
+                fmt(gain, 2),
+                "-",
+                "-",
+                "",
+            )
+            cpu_base = base["server_cpu_us_per_message"]
+            table.add_row(
+                "(b)",
+                f"server CPU per decision, pipelined {fmt(cpu_game, 0)} / serial "
+                f"{fmt(cpu_base, 0)} us",
+                fmt(cpu_game / cpu_base if cpu_game and cpu_base else None, 2),
+                "-",
+                "-",
+                "",
+            )
+            c_half, c_base = b.get("c_0.5"), serial.get("c_0.5")
+            if c_half and c_base and c_half["p99_ms"] and c_base["p99_ms"]:
+                table.add_row(
+                    "(c)",
+                    f"p99 at 0.5, pipelined {fmt(c_half['p99_ms'])} / serial "
+                    f"{fmt(c_base['p99_ms'])} ms (same offered load)",
+                    fmt(c_half["p99_ms"] / c_base["p99_ms"]),
+                    "-",
+                    "-",
+                    "",
+                )
         loop_share = game.get("loop_thread_share")
         if loop_share is not None:
             table.add_row(
@@ -899,6 +983,12 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         pause = largest_gc_pause_ms(text)
         if pause is not None:
             pauses.append(pause)
+        proc = bench_server(folder, None, args.store, "--serial-appends")
+        try:
+            port = await proc.start_async(within_s=60)
+            results["b"]["serial"] = await serial_baseline(port, args, proc.pid, results["b"])
+        finally:
+            proc.stop()
     if "d" in args.only:
         scale = await scale_runs(folder, args)
         results["d"] = {"runs": scale["runs"]}

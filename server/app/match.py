@@ -197,6 +197,16 @@ class Outbox:
         return update
 
 
+@dataclass(slots=True, eq=False)
+class Pipelined:
+    """A submit applied ahead of the durable state (see :meth:`Match.pipeline`)."""
+
+    row: ActionRow
+    state: Any
+    acting_since: dict[int, tuple[int, int]]
+    done: asyncio.Future[bool]  # True once recorded, False when its append failed
+
+
 class Match:
     """The live runtime of one match (the runtime holds its lock while changing it)."""
 
@@ -226,6 +236,7 @@ class Match:
         "lock",
         "misses",
         "outcome",
+        "pending",
         "rejected",
         "replaced",
         "requests",
@@ -271,6 +282,9 @@ class Match:
         self.stale = False
         self.replaced = False
         self.failures = 0  # background writes (clock, finish, end) failed in a row
+        # Submits applied ahead of the durable state, their rows on their way to the store
+        # in seq order (MatchRuntime's pipelined appends); None when there are none.
+        self.pending: list[Pipelined] | None = None
         self.lock = asyncio.Lock()
         self._to_act: tuple[int, ...] = ()
         self._to_act_of: Any = None  # the state _to_act belongs to
@@ -360,21 +374,89 @@ class Match:
         return hashlib.sha256(self.game.encode(self.state)).hexdigest()
 
     def check_version(self, seat: int, expected_version: int) -> None:
-        """Raise StaleVersion unless ``expected_version`` is current for ``seat``'s decision."""
-        current = {"version": str(self.version)}
-        if expected_version > self.version:
+        """Raise StaleVersion unless ``expected_version`` is current for ``seat``'s decision
+        (at the head: after the pipelined actions, as if each were durable already)."""
+        pending = self.pending
+        if pending:
+            head = pending[-1]
+            version, acting_since = head.row.seq + 1, head.acting_since
+        else:
+            version, acting_since = self.version, self.acting_since
+        current = {"version": str(version)}
+        if expected_version > version:
             raise StaleVersion(
-                f"expected_version {expected_version} is ahead of the match (version "
-                f"{self.version})",
+                f"expected_version {expected_version} is ahead of the match (version {version})",
                 metadata=current,
             )
-        since = self.acting_since.get(seat)
-        if expected_version < self.version and (since is None or expected_version < since[0]):
+        since = acting_since.get(seat)
+        if expected_version < version and (since is None or expected_version < since[0]):
             raise StaleVersion(
                 f"expected_version {expected_version} is stale; the match is at version "
-                f"{self.version}: resync and choose again",
+                f"{version}: resync and choose again",
                 metadata=current,
             )
+
+    @property
+    def head_state(self) -> Any:
+        """The state after every pipelined action (the durable state when none is)."""
+        pending = self.pending
+        return pending[-1].state if pending else self.state
+
+    @property
+    def head_version(self) -> int:
+        """The version after every pipelined action: the seq of the next action."""
+        pending = self.pending
+        return pending[-1].row.seq + 1 if pending else self.version
+
+    def pipeline(self, row: ActionRow, state: Any) -> Pipelined:
+        """Put ``row`` (applied to the head, giving ``state``) at the head, ahead of its
+        durability: the next submit is checked and applied against it. It is recorded
+        (:meth:`record`) only once durable, in seq order; until then no view, clock or
+        answer shows it."""
+        pending = self.pending
+        if pending:
+            before_state, before_since = pending[-1].state, pending[-1].acting_since
+        else:
+            before_state, before_since = self.state, self.acting_since
+        game = self.game
+        before = set(game.to_act(before_state))
+        after = game.to_act(state)  # never a final state: those are not pipelined
+        version = row.seq + 1
+        acting_since = {
+            s: (version, row.server_ms)
+            if s == row.seat or s not in before or s not in before_since
+            else before_since[s]
+            for s in after
+        }
+        entry = Pipelined(row, state, acting_since, asyncio.get_running_loop().create_future())
+        if pending is None:
+            self.pending = [entry]
+        else:
+            pending.append(entry)
+        return entry
+
+    def pending_request(self, seat: int, request_id: str) -> Pipelined | None:
+        """The pipelined action of a seat's request id, if one is on its way."""
+        for entry in self.pending or ():
+            if entry.row.request_id == request_id and entry.row.seat == seat:
+                return entry
+        return None
+
+    def settle_pending(self, entry: Pipelined, recorded: bool) -> None:
+        """``entry`` left the pipeline: recorded (durable) or not (its append failed)."""
+        pending = self.pending
+        if pending is not None and entry in pending:
+            pending.remove(entry)
+            if not pending:
+                self.pending = None
+        if not entry.done.done():
+            entry.done.set_result(recorded)
+
+    async def drained(self) -> None:
+        """Wait until no pipelined action is on its way (the lock holder's view of the match
+        is then the durable one)."""
+        while self.pending:
+            await asyncio.shield(self.pending[-1].done)
 
     # ------------------------------------------------------------------ transitions
 

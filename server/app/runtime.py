@@ -8,6 +8,22 @@ the match -> every subscriber gets the new snapshot -> the clock is armed -> the
 its acknowledgement. A crash anywhere before the append leaves no trace; a crash after it is
 repaired by replaying the log at the next start.
 
+Pipelined submits. A store that applies appends in the order they are made
+(``ordered_appends``: SQLite's one writer thread, memory) lets a player's submit leave the
+lock as soon as its row is on its way: the match's next submit is checked (request id,
+version, legality) and applied against the *head*, the state after the actions still on
+their way (:meth:`Match.pipeline`), and its row follows in the same group commit. Only the
+durable part is ever shown: each action is recorded in memory once its append returns, in
+seq order, and then acknowledged, published and clocked as above. Take 5's four sealed
+selections of a turn were four commits in a row, each waiting for the one before; now they
+share one (docs/performance.md, round 9). A failed append changes nothing in memory; the
+actions pipelined after it cannot be stored after it (every store's append is conditional
+on the seq before), so they fail too and the match is reloaded from the log. A repeated
+request id that is still on its way waits for it and is answered from the log. Everything
+else that takes the lock (clock defaults, ends, finishing, joins, reloads) first waits for
+the pipeline to drain, so it meets the durable match as before, and the final action of a
+match does too: it is committed, and its finished row stored, under the lock.
+
 Cancellation. grpc.aio cancels a handler's task when its client gives up (deadline passed,
 stream dropped), and every ``await`` is a point after which the rest of that task may never
 run. So no critical section runs in a caller's task: create, join, submit and every clock
@@ -78,7 +94,14 @@ from speeltafel.server.app.errors import (
     StaleVersion,
     Unauthenticated,
 )
-from speeltafel.server.app.match import CLOCK_PREFIX, Match, Outbox, Snapshot, clock_request_id
+from speeltafel.server.app.match import (
+    CLOCK_PREFIX,
+    Match,
+    Outbox,
+    Pipelined,
+    Snapshot,
+    clock_request_id,
+)
 from speeltafel.server.engine.core import (
     GameAny,
     GameOver,
@@ -96,6 +119,7 @@ from speeltafel.server.engine.registry import GAMES
 from speeltafel.server.engine.verify import unnamed_to_first
 from speeltafel.server.store.base import (
     ActionRow,
+    AppendResult,
     AppendStatus,
     MatchCreated,
     MatchFinished,
@@ -173,6 +197,10 @@ class RuntimeConfig:
     max_name_length: int = 64
     max_entropy_bytes: int = 64
     max_request_id_length: int = 64
+    pipeline_appends: bool = True
+    """Let a match's next submit be checked and applied while the one before it is still
+    on its way to the store (stores with ``ordered_appends`` only; see the module
+    docstring). Off: each submit holds the match's lock until its append is durable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +291,11 @@ class MatchRuntime:
         self._games: dict[str, GameAny] = dict(GAMES if games is None else games)
         self.store = store
         self.config = config or RuntimeConfig()
+        # Pipelined submits need a store that applies appends in the order they are made
+        # (one writer: SQLite's thread, memory); a shared store's appends may race.
+        self._pipelining = self.config.pipeline_appends and bool(
+            getattr(store, "ordered_appends", False)
+        )
         self.clock: Clock = clock or SystemClock()
         self.matches: dict[str, Match] = {}
         self.tokens: dict[bytes, tuple[str, int]] = {}
@@ -550,11 +583,14 @@ class MatchRuntime:
             task.exception()
 
     @contextlib.asynccontextmanager
-    async def _locked(self, match_id: str) -> AsyncIterator[Match]:
-        """The live Match of ``match_id``, its lock held (reloaded first when stale)."""
+    async def _locked(self, match_id: str, drain: bool = True) -> AsyncIterator[Match]:
+        """The live Match of ``match_id``, its lock held (reloaded first when stale), with
+        no pipelined submit on its way unless ``drain`` is False (a submit's own)."""
         while True:
             match = await self.get(match_id)
             async with match.lock:
+                if drain and match.pending:
+                    await match.drained()  # pipelined submits first: then memory is durable
                 if self.matches.get(match_id) is match and not match.stale:
                     yield match
                     return
@@ -710,6 +746,7 @@ class MatchRuntime:
             match = self.matches.get(match_id)
         if match is not None and match.stale:
             async with match.lock:
+                await match.drained()
                 if self.matches.get(match_id) is match and match.stale:
                     return await self._refresh(match)
             match = self.matches.get(match_id)
@@ -997,7 +1034,7 @@ class MatchRuntime:
         text: str,
         on_ack: Callable[[Ack], None] | None,
     ) -> Ack:
-        async with self._locked(match_id) as match:
+        async with self._locked(match_id, drain=False) as match:
             stored = match.known_request(seat, request_id)
             if stored is not None:
                 return self._acked(match, self._repeat(stored, text), on_ack)
@@ -1008,14 +1045,110 @@ class MatchRuntime:
                 if stored is not None:
                     return self._acked(match, self._repeat(stored, text), on_ack)
                 raise GameOver("the match is over")
+            if match.pending_request(seat, request_id) is not None:
+                # The same request is on its way to the store: answer once it settled (a
+                # first try that failed left nothing, and this one is taken afresh).
+                await match.drained()
+                if self.matches.get(match.id) is not match or match.stale:
+                    raise StaleVersion(
+                        "the match moved on; resync and choose again", "conflict",
+                        metadata={"version": str(match.version)},
+                    )  # fmt: skip
+                stored = match.known_request(seat, request_id)
+                if stored is not None:
+                    return self._acked(match, self._repeat(stored, text), on_ack)
             match.check_version(seat, expected_version)
             try:
-                return await self._commit(
-                    match, seat, action, text, request_id, clock_default=False, on_ack=on_ack
-                )
+                if not self._pipelining:
+                    return await self._commit(
+                        match, seat, action, text, request_id, clock_default=False, on_ack=on_ack
+                    )
+                state = match.game.apply(match.head_state, seat, action)
             except (IllegalAction, NotYourTurn, InvalidAction):
                 match.rejected[seat] += 1  # the tournament's count of refused moves
                 raise
+            if match.game.outcome(state) is not None:
+                # The last action: it finishes the match under the lock, after the rest.
+                await match.drained()
+                if self.matches.get(match.id) is not match or match.stale:
+                    raise StaleVersion(
+                        "the match moved on; resync and choose again", "conflict",
+                        metadata={"version": str(match.version)},
+                    )  # fmt: skip
+                match.check_version(seat, expected_version)
+                try:
+                    return await self._commit(
+                        match, seat, action, text, request_id, clock_default=False, on_ack=on_ack
+                    )
+                except (IllegalAction, NotYourTurn, InvalidAction):
+                    match.rejected[seat] += 1  # the state it met was not the head it was sent to
+                    raise
+            row = ActionRow(
+                match_id=match.id,
+                seq=match.head_version,
+                seat=seat,
+                request_id=request_id,
+                action=text,
+                server_ms=self.clock.now_ms(),
+                clock_default=False,
+            )
+            before = match.pending[-1] if match.pending else None
+            entry = match.pipeline(row, state)
+            # Created before the lock is let go: the append reaches the store's queue ahead
+            # of the next submit's (tasks start in the order they were made).
+            appended = asyncio.get_running_loop().create_task(self.store.append(row))
+        return await self._durable(match, entry, before, appended, text, on_ack)
+
+    async def _durable(
+        self,
+        match: Match,
+        entry: Pipelined,
+        before: Pipelined | None,
+        appended: asyncio.Task[AppendResult],
+        text: str,
+        on_ack: Callable[[Ack], None] | None,
+    ) -> Ack:
+        """A pipelined action once its append returns: recorded after the one before it,
+        then acknowledged, published and clocked exactly as :meth:`_commit` does (without
+        the lock, which the next submit may hold: nothing here waits for it)."""
+        row = entry.row
+        recorded = False
+        try:
+            result = await appended
+            if before is not None and not await asyncio.shield(before.done):
+                # The action before it failed, so this one cannot have been stored after it.
+                result = AppendResult(AppendStatus.CONFLICT)
+            if result.status is AppendStatus.COMMITTED:
+                match.record(row, entry.state)
+                recorded = True
+        finally:
+            match.settle_pending(entry, recorded)
+        if not recorded:
+            # Stored before yet unknown here, or another writer took the seq: as in
+            # :meth:`_commit`, the log is replayed into the match's place.
+            match.stale = True
+            await self._reload(match)
+            if result.status is AppendStatus.DUPLICATE and result.existing is not None:
+                return self._acked(match, self._repeat(result.existing, text), on_ack)
+            current = self.matches.get(match.id, match).version
+            raise StaleVersion(
+                "the match moved on; resync and choose again",
+                "conflict",
+                metadata={"version": str(current)},
+            )
+        match.failures = 0
+        self._track(match)
+        log.info(
+            "action_accepted",
+            match_id=match.id,
+            seat=row.seat,
+            seq=row.seq,
+            clock_default=False,
+        )
+        ack = self._acked(match, Ack(row.seq, match.version, duplicate=False), on_ack)
+        match.publish()
+        self._arm_timer(match)
+        return ack
 
     @staticmethod
     def _repeat(stored: ActionRow, text: str) -> Ack:
@@ -1098,6 +1231,15 @@ class MatchRuntime:
         match.publish()
         self._arm_timer(match)
         return ack
+
+    async def _reload(self, match: Match) -> None:
+        """Replay the log into the place of ``match``, marked stale by a pipelined submit
+        (which does not hold the lock: it takes it here, after the others settled)."""
+        async with match.lock:
+            await match.drained()
+            if self.matches.get(match.id) is match and match.stale:
+                with contextlib.suppress(Exception):  # still stale: the next access reloads
+                    await self._refresh(match)
 
     async def _store_finish(self, match: Match) -> None:
         """Store the finished row of a match whose outcome is known (raises on failure)."""

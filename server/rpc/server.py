@@ -231,6 +231,7 @@ async def serve(args: argparse.Namespace) -> None:
         default_move_clock_ms=args.move_clock_ms,
         finished_linger_s=args.finished_linger,
         finished_whole_s=args.finished_whole,
+        pipeline_appends=not args.serial_appends,
     )
     # Recovery builds thousands of long-lived matches: a collection then walks them all,
     # again and again (a 0.65 s pause measured at 10,000). Off until they are frozen.
@@ -356,6 +357,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long, within the linger time, a finished match stays whole in memory; "
         "after that only its seats' tokens do and a late call loads it from the store "
         "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--serial-appends",
+        action="store_true",
+        help="hold a match's lock until each submit is durable instead of checking and "
+        "applying the next one meanwhile (for comparison: see docs/performance.md)",
     )
     parser.add_argument("--grace", type=float, default=5.0, help="shutdown grace in seconds")
     parser.add_argument(

@@ -23,6 +23,9 @@ from speeltafel.server.store.base import (
 class MemoryStore:
     """Match logs (and tournaments) in dictionaries. Nothing survives the process."""
 
+    ordered_appends = True
+    """Appends are applied in the order they were made (each at once)."""
+
     def __init__(self) -> None:
         self._created: dict[str, MatchCreated] = {}
         self._seats: dict[str, dict[int, SeatJoined]] = {}

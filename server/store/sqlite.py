@@ -229,6 +229,10 @@ def unavailable_cause(exc: BaseException) -> str | None:
 class SqliteStore:
     """Match logs in one SQLite file, written by one group-committing thread."""
 
+    ordered_appends = True
+    """Appends are applied in the order they were made (one writer thread, one queue), so
+    the runtime may pipeline a match's submits (``RuntimeConfig.pipeline_appends``)."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
