@@ -1048,12 +1048,7 @@ class MatchRuntime:
             if match.pending_request(seat, request_id) is not None:
                 # The same request is on its way to the store: answer once it settled (a
                 # first try that failed left nothing, and this one is taken afresh).
-                await match.drained()
-                if self.matches.get(match.id) is not match or match.stale:
-                    raise StaleVersion(
-                        "the match moved on; resync and choose again", "conflict",
-                        metadata={"version": str(match.version)},
-                    )  # fmt: skip
+                await self._drained_live(match)
                 stored = match.known_request(seat, request_id)
                 if stored is not None:
                     return self._acked(match, self._repeat(stored, text), on_ack)
@@ -1069,12 +1064,7 @@ class MatchRuntime:
                 raise
             if match.game.outcome(state) is not None:
                 # The last action: it finishes the match under the lock, after the rest.
-                await match.drained()
-                if self.matches.get(match.id) is not match or match.stale:
-                    raise StaleVersion(
-                        "the match moved on; resync and choose again", "conflict",
-                        metadata={"version": str(match.version)},
-                    )  # fmt: skip
+                await self._drained_live(match)
                 match.check_version(seat, expected_version)
                 try:
                     return await self._commit(
@@ -1130,12 +1120,14 @@ class MatchRuntime:
             await self._reload(match)
             if result.status is AppendStatus.DUPLICATE and result.existing is not None:
                 return self._acked(match, self._repeat(result.existing, text), on_ack)
-            current = self.matches.get(match.id, match).version
-            raise StaleVersion(
-                "the match moved on; resync and choose again",
-                "conflict",
-                metadata={"version": str(current)},
-            )
+            raise self._moved_on(self.matches.get(match.id, match).version)
+        ack = self._accepted(match, row, on_ack)
+        match.publish()
+        self._arm_timer(match)
+        return ack
+
+    def _accepted(self, match: Match, row: ActionRow, on_ack: Callable[[Ack], None] | None) -> Ack:
+        """An action just recorded: counted, logged and acknowledged."""
         match.failures = 0
         self._track(match)
         log.info(
@@ -1143,12 +1135,24 @@ class MatchRuntime:
             match_id=match.id,
             seat=row.seat,
             seq=row.seq,
-            clock_default=False,
+            clock_default=row.clock_default,
         )
-        ack = self._acked(match, Ack(row.seq, match.version, duplicate=False), on_ack)
-        match.publish()
-        self._arm_timer(match)
-        return ack
+        return self._acked(match, Ack(row.seq, match.version, duplicate=False), on_ack)
+
+    async def _drained_live(self, match: Match) -> None:
+        """Wait for the pipelined submits of ``match`` (the lock is held); a conflict when
+        one of them failed into a reload and this object is no longer the live one."""
+        await match.drained()
+        if self.matches.get(match.id) is not match or match.stale:
+            raise self._moved_on(match.version)
+
+    @staticmethod
+    def _moved_on(version: int) -> StaleVersion:
+        return StaleVersion(
+            "the match moved on; resync and choose again",
+            "conflict",
+            metadata={"version": str(version)},
+        )
 
     @staticmethod
     def _repeat(stored: ActionRow, text: str) -> Ack:
@@ -1204,23 +1208,9 @@ class MatchRuntime:
             # log into a fresh object that keeps this one's subscribers.
             with contextlib.suppress(Exception):
                 await self._refresh(match)
-            current = self.matches.get(match.id, match).version
-            raise StaleVersion(
-                "the match moved on; resync and choose again",
-                "conflict",
-                metadata={"version": str(current)},
-            )
+            raise self._moved_on(self.matches.get(match.id, match).version)
         match.record(row, state)
-        match.failures = 0
-        self._track(match)
-        log.info(
-            "action_accepted",
-            match_id=match.id,
-            seat=seat,
-            seq=row.seq,
-            clock_default=clock_default,
-        )
-        ack = self._acked(match, Ack(row.seq, match.version, duplicate=False), on_ack)
+        ack = self._accepted(match, row, on_ack)
         if match.outcome is not None:
             try:
                 await self._store_finish(match)
