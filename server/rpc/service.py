@@ -32,15 +32,16 @@ from speeltafel.server.wire.common import (
     STATUSES,
     GameWire,
     action_from_proto,
-    embedded_field,
     game_info_to_proto,
     outcome_to_proto,
-    private_view,
+    private_view_bytes,
     public_view,
+    public_view_bytes,
     replaces_public,
     seat_view,
     seat_view_bytes,
 )
+from speeltafel.server.wire.encoding import embedded_field
 from speeltafel.server.wire.registry import WIRES
 
 # grpc ships no type information: the servicer context is untyped at this one seam.
@@ -215,6 +216,26 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             snapshot.cache["public"] = public
         return public
 
+    def _public_bytes(self, match: Match, snapshot: Snapshot) -> bytes:
+        """The public part of a version's views, serialised: from the message when one was
+        built (GetView, a spectator), else written as bytes (:func:`public_view_bytes`)."""
+        public: common_pb2.View | None = snapshot.cache.get("public")
+        if public is not None:
+            return public.SerializeToString()
+        state = snapshot.state
+        return public_view_bytes(
+            self.wires[match.created.game],
+            match_id=match.id,
+            version=snapshot.version,
+            status=snapshot.status,
+            seats=match.created.seats,
+            commitment=match.created.commitment,
+            observation=None if state is None else match.game.observe(state, None),
+            to_act=snapshot.to_act,
+            outcome=snapshot.outcome,
+            preset_deck=bool(match.created.presets),
+        )
+
     def _view_bytes(self, match: Match, snapshot: Snapshot, seat: int | None) -> bytes:
         """The serialised view of ``seat`` (None: a spectator) at a snapshot: the public
         part's bytes (serialised once per version) followed by the seat's own part,
@@ -226,7 +247,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         cache = snapshot.cache
         public: bytes | None = cache.get("public_bytes")
         if public is None:
-            public = self._public(match, snapshot).SerializeToString()
+            public = self._public_bytes(match, snapshot)
             cache["public_bytes"] = public
         if seat is None:
             return public
@@ -236,7 +257,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         state = snapshot.state
         acting = state is not None and seat in snapshot.to_act
         game = match.game
-        private = private_view(
+        private = private_view_bytes(
             wire,
             seat=seat,
             observation=None if state is None else game.observe(state, seat),

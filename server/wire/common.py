@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.engine.core import GameAny, GameInfo, InvalidAction, Outcome
 from speeltafel.server.engine.verify import RecordedMatch, group_orders
+from speeltafel.server.wire.encoding import embedded_field, uint_field
 
 
 class GameWire(Hashable, Protocol):
@@ -265,25 +266,114 @@ def private_view(
     return view
 
 
-def seat_view_bytes(public: bytes, private: common_pb2.View) -> bytes:
+def public_view_bytes(
+    wire: GameWire,
+    *,
+    match_id: str,
+    version: int,
+    status: str,
+    seats: int,
+    commitment: str,
+    observation: Any,
+    to_act: Sequence[int],
+    outcome: Outcome | None,
+    preset_deck: bool,
+) -> bytes:
+    """:func:`public_view` (with ``preset_deck``) serialised. A wire with a
+    ``public_bytes(observation)`` method writes its game's part as bytes itself (what its
+    ``fill_public`` would write, serialised); the rest is built as a message. Parsed, the
+    two are the same view."""
+    encode = getattr(wire, "public_bytes", None)
+    if encode is None or observation is None:
+        view = public_view(
+            wire,
+            match_id=match_id,
+            version=version,
+            status=status,
+            seats=seats,
+            commitment=commitment,
+            observation=observation,
+            to_act=to_act,
+            outcome=outcome,
+        )
+        view.preset_deck = preset_deck
+        return view.SerializeToString()
+    head = common_pb2.View(
+        match_id=match_id,
+        version=version,
+        status=STATUSES[status],
+        game=wire.game.info.game_id,
+        rules_version=wire.game.info.rules_version,
+        phase=observation.phase.value,
+        to_act=to_act,
+        commitment=commitment,
+        seats=seats,
+        preset_deck=preset_deck,
+    )
+    if outcome is not None:
+        head.outcome.CopyFrom(outcome_to_proto(outcome))
+    return head.SerializeToString() + embedded_field(
+        _view_field_number(wire.field), encode(observation)
+    )
+
+
+def private_view_bytes(
+    wire: GameWire,
+    *,
+    seat: int,
+    observation: Any,
+    legal_actions: Iterable[Any],
+    move_clock_ms: int,
+    deadline_ms: int,
+    now_ms: int,
+    time_bank_ms: int | None = None,
+) -> bytes:
+    """:func:`private_view` serialised. A wire with a ``private_bytes(observation)``
+    method writes its game's part as bytes itself; the seat, its clock and its legal
+    actions (each action's message serialised once) are written here. Parsed, the two are
+    the same message."""
+    encode = getattr(wire, "private_bytes", None)
+    if encode is None:
+        return private_view(
+            wire,
+            seat=seat,
+            observation=observation,
+            legal_actions=legal_actions,
+            move_clock_ms=move_clock_ms,
+            deadline_ms=deadline_ms,
+            now_ms=now_ms,
+            time_bank_ms=time_bank_ms,
+        ).SerializeToString()
+    clock = uint_field(1, move_clock_ms)
+    if deadline_ms:
+        clock += uint_field(2, deadline_ms) + uint_field(3, max(0, deadline_ms - now_ms))
+    if time_bank_ms is not None:
+        clock += uint_field(4, time_bank_ms)
+    parts = [uint_field(2, seat, always=True), embedded_field(9, clock)]
+    parts.extend(_action_field(wire, action) for action in legal_actions)
+    if observation is not None:
+        parts.append(embedded_field(_view_field_number(wire.field), encode(observation)))
+    return b"".join(parts)
+
+
+@functools.lru_cache(maxsize=32)
+def _view_field_number(name: str) -> int:
+    """The number of a game's field in View's ``oneof game_view``."""
+    number: int = common_pb2.View.DESCRIPTOR.fields_by_name[name].number
+    return number
+
+
+@functools.lru_cache(maxsize=4096)
+def _action_field(wire: GameWire, action: Any) -> bytes:
+    """One entry of View's ``legal_actions`` (field 10), serialised once per action."""
+    return embedded_field(10, _action_message(wire, action).SerializeToString())
+
+
+def seat_view_bytes(public: bytes, private: common_pb2.View | bytes) -> bytes:
     """A seat's serialised view: the version's public bytes followed by its own part."""
+    if isinstance(private, bytes):
+        return public + private
     return public + private.SerializeToString()
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def embedded_field(number: int, payload: bytes) -> bytes:
-    """``payload`` (a serialised message) as the length-delimited field ``number`` of an
-    enclosing message: what ``PlayResponse(view=...)`` serialises to, from the view's
-    bytes, without parsing them back into a message."""
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
 @functools.lru_cache(maxsize=4096)

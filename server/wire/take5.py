@@ -19,6 +19,13 @@ from speeltafel.server.engine.games.take5 import (
     heads,
     total_heads,
 )
+from speeltafel.server.wire.encoding import (
+    bool_field,
+    embedded_field,
+    packed_uints,
+    string_field,
+    uint_field,
+)
 
 PHASES = {
     Phase.SELECT: take5_pb2.TAKE5_PHASE_SELECT,
@@ -47,6 +54,125 @@ def _turn(turn: Turn) -> take5_pb2.Take5Turn:
     for p in turn.placements:
         record.placements.add(seat=p.seat, card=p.card, row=p.row, taken=p.taken, chosen=p.chosen)
     return record
+
+
+# The same parts as bytes, for the views serialised at every version (``public_bytes``,
+# ``private_bytes``): Take5View's fields as protobuf writes them.
+_CARD_BYTES = {n: card.SerializeToString() for n, card in _CARDS.items()}
+
+
+@functools.lru_cache(maxsize=8192)
+def _card_fields(number: int, cards: tuple[int, ...]) -> bytes:
+    """``cards`` as the repeated Take5Card field ``number`` (a row's cards, a seat's
+    penalty pile, a hand); cached by value, since a pile changes only when taken."""
+    return b"".join(embedded_field(number, _CARD_BYTES[c]) for c in cards)
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_field(number: int, cards: tuple[int, ...]) -> bytes:
+    """Take5View.rows entry (field 8)."""
+    return embedded_field(
+        8, uint_field(1, number) + _card_fields(2, cards) + uint_field(3, total_heads(cards))
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _head(
+    edition: Edition, deal: int, deals: int, end_score: int, turn: int, turns: int, phase: Phase
+) -> bytes:
+    """Take5View's scalar fields 1-7."""
+    return (
+        string_field(1, edition.value)
+        + uint_field(2, deal)
+        + uint_field(3, deals)
+        + uint_field(4, end_score)
+        + uint_field(5, turn)
+        + uint_field(6, turns)
+        + uint_field(7, PHASES[phase])
+    )
+
+
+@functools.lru_cache(maxsize=8192)
+def _seat_field(
+    seat: int,
+    hand_size: int,
+    committed: bool,
+    penalty: tuple[int, ...],
+    deal_scores: tuple[int, ...],
+    total: int,
+) -> bytes:
+    """Take5View.seats entry (field 11)."""
+    return embedded_field(
+        11,
+        uint_field(1, seat)
+        + uint_field(2, hand_size)
+        + bool_field(3, committed)
+        + _card_fields(4, penalty)
+        + uint_field(5, total_heads(penalty))
+        + packed_uints(6, deal_scores)
+        + uint_field(7, total),
+    )
+
+
+def _reveal(seat: int, card: int) -> bytes:
+    return uint_field(1, seat) + uint_field(2, card)
+
+
+def _turn_bytes(turn: Turn) -> bytes:
+    """A Take5Turn message, serialised."""
+    parts = [uint_field(1, turn.number)]
+    parts.extend(embedded_field(2, _reveal(s, c)) for s, c in turn.revealed)
+    parts.extend(
+        embedded_field(
+            3,
+            uint_field(1, p.seat)
+            + uint_field(2, p.card)
+            + uint_field(3, p.row)
+            + packed_uints(4, p.taken)
+            + bool_field(5, p.chosen),
+        )
+        for p in turn.placements
+    )
+    return b"".join(parts)
+
+
+class _HistoryBytes:
+    """Take5View.history (field 13) as bytes, kept by the identity of the history tuple
+    and of each turn: the engine's states share both from one version to the next, so a
+    deal's history is written once per turn instead of once per version. An entry holds
+    its tuple, so the identity it is found by cannot be another object's."""
+
+    __slots__ = ("_histories", "_turns")
+
+    LIMIT = 2048
+    """Entries of each kind kept (a few MB at most); a full cache starts again empty."""
+
+    def __init__(self) -> None:
+        self._histories: dict[int, tuple[tuple[Turn, ...], bytes]] = {}
+        self._turns: dict[int, tuple[Turn, bytes]] = {}
+
+    def __call__(self, history: tuple[Turn, ...]) -> bytes:
+        kept = self._histories.get(id(history))
+        if kept is not None and kept[0] is history:
+            return kept[1]
+        data = b"".join(self._turn(turn) for turn in history)
+        if len(self._histories) >= self.LIMIT:
+            self._histories.clear()
+        self._histories[id(history)] = (history, data)
+        return data
+
+    def _turn(self, turn: Turn) -> bytes:
+        kept = self._turns.get(id(turn))
+        if kept is not None and kept[0] is turn:
+            return kept[1]
+        data = embedded_field(13, _turn_bytes(turn))
+        if len(self._turns) >= self.LIMIT:
+            self._turns.clear()
+        self._turns[id(turn)] = (turn, data)
+        return data
+
+
+_history_field = _HistoryBytes()
 
 
 class Take5Wire:
@@ -79,6 +205,36 @@ class Take5Wire:
             )
         out.to_place.extend(take5_pb2.Take5Reveal(seat=s, card=c) for c, s in obs.to_place)
         out.history.extend(_turn(turn) for turn in obs.history)
+
+    def public_bytes(self, obs: Take5Observation) -> bytes:
+        """What :meth:`fill_public` writes into ``view.take5``, serialised (each part from
+        bytes kept between versions: most of a version's view is its predecessor's)."""
+        parts = [
+            _head(obs.edition, obs.deal, obs.deals, obs.end_score, obs.turn, obs.turns, obs.phase)
+        ]
+        parts.extend(_row_field(number, row) for number, row in enumerate(obs.rows, start=1))
+        scores = obs.deal_scores
+        parts.extend(
+            _seat_field(
+                seat,
+                obs.hand_sizes[seat],
+                obs.committed[seat],
+                obs.penalties[seat],
+                tuple(deal[seat] for deal in scores) if scores else (),
+                obs.totals[seat],
+            )
+            for seat in range(len(obs.hand_sizes))
+        )
+        parts.extend(embedded_field(12, _reveal(s, c)) for c, s in obs.to_place)
+        parts.append(_history_field(obs.history))
+        return b"".join(parts)
+
+    def private_bytes(self, obs: Take5Observation) -> bytes:
+        """What :meth:`fill_private` writes into ``view.take5``, serialised."""
+        data = _card_fields(9, obs.hand)
+        if obs.selected is not None:
+            data += uint_field(10, obs.selected, always=True)
+        return data
 
     def fill_private(self, view: common_pb2.View, obs: Take5Observation) -> None:
         """The seat's own hand and its sealed selection."""

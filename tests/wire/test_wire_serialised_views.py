@@ -19,12 +19,12 @@ from speeltafel.sdk.v1 import common_pb2, match_service_pb2
 from speeltafel.server.engine.core import Rng
 from speeltafel.server.wire.common import (
     build_view,
-    embedded_field,
     private_view,
     public_view,
     replaces_public,
     seat_view_bytes,
 )
+from speeltafel.server.wire.encoding import embedded_field
 from speeltafel.server.wire.registry import WIRES
 
 CASES = [

@@ -1,0 +1,76 @@
+"""Protobuf's wire format by hand, for the few hot paths that build views as bytes.
+
+A view is built at every version and most of it is the same from one version to the
+next (a Take 5 deal's history, its rows, its penalty piles). Building it field by field
+as a message and serialising it is Python work per field; writing those parts as bytes
+once and joining them is not. What these helpers write parses to exactly the message the
+reference path builds (``tests/wire/test_wire_serialised_views.py`` and
+``tests/wire/test_wire_encoding.py`` hold every wire that uses them to that).
+
+The rules kept here are proto3's: a scalar field at its default (0, False, "") is not
+written, unless the field has explicit presence (``optional``), which the caller asks for
+with ``always=True``; repeated scalars are packed; a message field is its key, its length
+and its bytes. Protobuf parses concatenated messages as one merged message, so a part
+written here may follow a part serialised by the library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+_VARINT = 0
+_LENGTH = 2
+
+
+def varint(value: int) -> bytes:
+    """An unsigned varint (a negative int64 is written as its 64-bit two's complement)."""
+    if value < 0:
+        value += 1 << 64
+    if value < 0x80:
+        return _SMALL[value]
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_SMALL = [bytes([n]) for n in range(0x80)]
+
+
+def key(number: int, wire_type: int) -> bytes:
+    """A field's key: its number and wire type."""
+    return varint(number << 3 | wire_type)
+
+
+def uint_field(number: int, value: int, always: bool = False) -> bytes:
+    """An integer (uint32, uint64, int64, an enum) field; nothing at 0 unless ``always``."""
+    if not value and not always:
+        return b""
+    return varint(number << 3 | _VARINT) + varint(value)
+
+
+def bool_field(number: int, value: bool) -> bytes:
+    """A bool field; nothing when False."""
+    return varint(number << 3 | _VARINT) + b"\x01" if value else b""
+
+
+def string_field(number: int, value: str) -> bytes:
+    """A string field; nothing when empty."""
+    if not value:
+        return b""
+    return embedded_field(number, value.encode())
+
+
+def packed_uints(number: int, values: Iterable[int]) -> bytes:
+    """A packed repeated integer field; nothing when empty."""
+    payload = b"".join(varint(v) for v in values)
+    return embedded_field(number, payload) if payload else b""
+
+
+def embedded_field(number: int, payload: bytes) -> bytes:
+    """``payload`` (a serialised message, or a string's bytes) as the length-delimited
+    field ``number`` of an enclosing message. A message field at its default is still
+    written (present and empty), as the library writes a sub-message that was set."""
+    return varint(number << 3 | _LENGTH) + varint(len(payload)) + payload
