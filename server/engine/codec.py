@@ -20,19 +20,38 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+_SCALARS = frozenset({int, str, bool, float, type(None)})
+"""Types :func:`to_plain` passes through as they are, checked first (exactly: an enum
+that is also an int or a str is written as its value below)."""
+
+
 def to_plain(value: Any) -> Any:
     """The JSON-ready form of an engine value."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is tuple or kind is list:
+        return [to_plain(v) for v in value]
+    names = _field_names(kind)
+    if names is not None:
+        return {name: to_plain(getattr(value, name)) for name in names}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, tuple | list):
         return [to_plain(v) for v in value]
     if isinstance(value, bytes):
         return value.hex()
-    if value is None or isinstance(value, bool | int | str | float):
+    if isinstance(value, bool | int | str | float):
         return value
     raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+@cache
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type in their order; None for any other type."""
+    if not dataclasses.is_dataclass(kind) or not isinstance(kind, type):
+        return None
+    return tuple(f.name for f in dataclasses.fields(kind))
 
 
 @cache

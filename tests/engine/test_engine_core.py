@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import hmac
 import itertools
@@ -9,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -465,6 +467,33 @@ def test_codec_bytes_are_canonical() -> None:
     assert b'"secret":"00ff6b6579"' in data
     assert b'"colour":"red"' in data
     assert data.index(b'"flag"') < data.index(b'"grid"') < data.index(b'"items"')
+
+
+def test_codec_writes_each_kind_of_value_as_before() -> None:
+    # to_plain checks exact scalar types first: an enum that is also an int or a str is
+    # still written as its value, a tuple subclass as a list, and the rest is refused.
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Word(StrEnum):
+        HI = "hi"
+
+    class Pair(NamedTuple):
+        a: int
+        b: str
+
+    assert to_plain(Level.HIGH) == 3 and type(to_plain(Level.HIGH)) is int
+    assert to_plain(Word.HI) == "hi"
+    assert to_plain(Pair(1, "x")) == [1, "x"]
+    assert to_plain((True, None, 1.5, b"\x01")) == [True, None, 1.5, "01"]
+    assert to_plain(Inner(Colour.BLUE, 0, (0, ""))) == {
+        "colour": "blue",
+        "maybe": 0,
+        "pair": [0, ""],
+    }
+    for bad in (Inner, {1: 2}, {1, 2}, object()):
+        with pytest.raises(TypeError):
+            to_plain(bad)
 
 
 def test_codec_refuses_a_foreign_header() -> None:
