@@ -26,6 +26,12 @@ class GameWire(Hashable, Protocol):
     A view loses nothing: ``observation_from_view`` of a view built from an observation
     gives that observation back (the wire tests hold this for every game, seat count and
     spectators), so a bot in Python can work on the engine's own values.
+
+    Optional, looked up with ``getattr``: ``public_bytes(obs)`` and ``private_bytes(obs)``
+    return what ``fill_public`` and ``fill_private`` write into the game's field,
+    serialised (the streams' views are then written as bytes: :func:`public_view_bytes`,
+    :func:`private_view_bytes`; Take 5 has them); ``private_replaces_public = True`` for a
+    wire whose seat part rewrites the public part (:func:`replaces_public`).
     """
 
     @property
