@@ -46,12 +46,21 @@ def to_plain(value: Any) -> Any:
     raise TypeError(f"cannot encode {type(value).__name__}")
 
 
-@cache
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
 def _field_names(kind: type) -> tuple[str, ...] | None:
-    """The field names of a dataclass type in their order; None for any other type."""
-    if not dataclasses.is_dataclass(kind) or not isinstance(kind, type):
-        return None
-    return tuple(f.name for f in dataclasses.fields(kind))
+    """The field names of a dataclass type in their order; None for any other type (kept
+    per type: a handful of engine types)."""
+    try:
+        return _FIELD_NAMES[kind]
+    except KeyError:
+        pass
+    names: tuple[str, ...] | None = None
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        names = tuple(f.name for f in dataclasses.fields(kind))
+    _FIELD_NAMES[kind] = names
+    return names
 
 
 @cache
