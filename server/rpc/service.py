@@ -67,6 +67,21 @@ def _bytes_or_message(response: Any) -> bytes:
     return data
 
 
+def _public_parts(match: Match, snapshot: Snapshot) -> dict[str, Any]:
+    """The arguments of :func:`public_view` (and :func:`public_view_bytes`) at a snapshot."""
+    state = snapshot.state
+    return {
+        "match_id": match.id,
+        "version": snapshot.version,
+        "status": snapshot.status,
+        "seats": match.created.seats,
+        "commitment": match.created.commitment,
+        "observation": None if state is None else match.game.observe(state, None),
+        "to_act": snapshot.to_act,
+        "outcome": snapshot.outcome,
+    }
+
+
 class _PassingBytes:
     """Stands in for a server while the generated registration runs: Play's and Spectate's
     handlers get :func:`_bytes_or_message` as their response serializer, then everything
@@ -200,18 +215,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         spectator's observation and kept with the snapshot."""
         public: common_pb2.View | None = snapshot.cache.get("public")
         if public is None:
-            state = snapshot.state
-            public = public_view(
-                self.wires[match.created.game],
-                match_id=match.id,
-                version=snapshot.version,
-                status=snapshot.status,
-                seats=match.created.seats,
-                commitment=match.created.commitment,
-                observation=None if state is None else match.game.observe(state, None),
-                to_act=snapshot.to_act,
-                outcome=snapshot.outcome,
-            )
+            public = public_view(self.wires[match.created.game], **_public_parts(match, snapshot))
             public.preset_deck = bool(match.created.presets)
             snapshot.cache["public"] = public
         return public
@@ -222,17 +226,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         public: common_pb2.View | None = snapshot.cache.get("public")
         if public is not None:
             return public.SerializeToString()
-        state = snapshot.state
         return public_view_bytes(
             self.wires[match.created.game],
-            match_id=match.id,
-            version=snapshot.version,
-            status=snapshot.status,
-            seats=match.created.seats,
-            commitment=match.created.commitment,
-            observation=None if state is None else match.game.observe(state, None),
-            to_act=snapshot.to_act,
-            outcome=snapshot.outcome,
+            **_public_parts(match, snapshot),
             preset_deck=bool(match.created.presets),
         )
 

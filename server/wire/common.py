@@ -184,6 +184,24 @@ def public_view(
 ) -> common_pb2.View:
     """What everyone may see at one version: the spectator's view, and the shared part of
     every seat's view. ``observation`` must be the public one (``observe(state, None)``)."""
+    view = _view_head(wire, match_id, version, status, seats, commitment, to_act, outcome)
+    if observation is not None:
+        view.phase = observation.phase.value
+        wire.fill_public(view, observation)
+    return view
+
+
+def _view_head(
+    wire: GameWire,
+    match_id: str,
+    version: int,
+    status: str,
+    seats: int,
+    commitment: str,
+    to_act: Sequence[int],
+    outcome: Outcome | None,
+) -> common_pb2.View:
+    """A public view's fields that are not the game's own."""
     view = common_pb2.View(
         match_id=match_id,
         version=version,
@@ -194,9 +212,6 @@ def public_view(
         commitment=commitment,
         seats=seats,
     )
-    if observation is not None:
-        view.phase = observation.phase.value
-        wire.fill_public(view, observation)
     if outcome is not None:
         view.outcome.CopyFrom(outcome_to_proto(outcome))
     return view
@@ -304,20 +319,9 @@ def public_view_bytes(
         )
         view.preset_deck = preset_deck
         return view.SerializeToString()
-    head = common_pb2.View(
-        match_id=match_id,
-        version=version,
-        status=STATUSES[status],
-        game=wire.game.info.game_id,
-        rules_version=wire.game.info.rules_version,
-        phase=observation.phase.value,
-        to_act=to_act,
-        commitment=commitment,
-        seats=seats,
-        preset_deck=preset_deck,
-    )
-    if outcome is not None:
-        head.outcome.CopyFrom(outcome_to_proto(outcome))
+    head = _view_head(wire, match_id, version, status, seats, commitment, to_act, outcome)
+    head.phase = observation.phase.value
+    head.preset_deck = preset_deck
     return head.SerializeToString() + embedded_field(
         _view_field_number(wire.field), encode(observation)
     )
