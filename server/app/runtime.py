@@ -132,6 +132,12 @@ T = TypeVar("T")
 
 log = structlog.get_logger("speeltafel.runtime")
 
+
+class _Behind(Exception):
+    """A submit named a version ahead of this process's copy (see
+    :meth:`MatchRuntime._submit_caught_up`)."""
+
+
 JOIN_REQUEST_ID_MIN_LENGTH = 16
 """A join's request id recovers its seat token, so it must be as hard to guess as a secret:
 clients send a random one (a UUID4 is 36 characters)."""
@@ -1021,8 +1027,39 @@ class MatchRuntime:
         match = await self.get(match_id)
         text = match.game.action_text(action)
         return await self._owned(
-            self._submit(match_id, seat, expected_version, request_id, action, text, on_ack)
+            self._submit_caught_up(
+                match_id, seat, expected_version, request_id, action, text, on_ack
+            )
         )
+
+    async def _submit_caught_up(
+        self,
+        match_id: str,
+        seat: int,
+        expected_version: int,
+        request_id: str,
+        action: Any,
+        text: str,
+        on_ack: Callable[[Ack], None] | None,
+    ) -> Ack:
+        """:meth:`_submit`, once more after a replay of the log when the request names a
+        version this process's copy has not reached.
+
+        On a shared log (several processes, appends not pipelined) a client may have seen
+        a version on another process that this one has not followed yet (its NOTIFY is on
+        its way, or the client's stream moved here when that process died). Such a copy is
+        behind, not the client: refusing would make the client choose again for a decision
+        it has already taken, and a retried request that the other process stored would be
+        refused instead of answered. Once per request, so a client that names a version
+        that does not exist costs one replay and then gets StaleVersion as before."""
+        try:
+            return await self._submit(
+                match_id, seat, expected_version, request_id, action, text, on_ack, True
+            )
+        except _Behind:
+            return await self._submit(
+                match_id, seat, expected_version, request_id, action, text, on_ack, False
+            )
 
     async def _submit(
         self,
@@ -1033,8 +1070,12 @@ class MatchRuntime:
         action: Any,
         text: str,
         on_ack: Callable[[Ack], None] | None,
+        catch_up: bool = False,
     ) -> Ack:
         async with self._locked(match_id, drain=False) as match:
+            if catch_up and not self._pipelining and expected_version > match.version:
+                match.stale = True  # the next access replays the log into its place
+                raise _Behind
             stored = match.known_request(seat, request_id)
             if stored is not None:
                 return self._acked(match, self._repeat(stored, text), on_ack)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from speeltafel.server.app.errors import StaleVersion
-from speeltafel.server.app.runtime import MatchRuntime
+from speeltafel.server.app.runtime import MatchRuntime, RuntimeConfig
 from speeltafel.server.engine.games.take5 import ActionKind, Take5Action
 from speeltafel.server.store.sqlite import SqliteStore
 
@@ -53,6 +53,43 @@ async def test_a_stale_runtime_loses_the_race_and_replays(tmp_path: Path) -> Non
             (1, 0, "via-a"),
             (2, 1, "via-b"),
         ]
+    finally:
+        await a.close()
+        await b.close()
+        await store_a.close()
+        await store_b.close()
+
+
+async def test_a_copy_behind_the_client_catches_up_instead_of_refusing(tmp_path: Path) -> None:
+    # A shared log whose appends are not pipelined (as on PostgreSQL): the client saw
+    # version 2 on a; b has not followed yet. b replays the log and takes the move, where
+    # it used to refuse it as "ahead" and make the client choose again.
+    path = tmp_path / "shared.db"
+    store_a, store_b = SqliteStore(path), SqliteStore(path)
+    serial = RuntimeConfig(pipeline_appends=False)
+    a, b = MatchRuntime(store_a, serial), MatchRuntime(store_b, serial)
+    try:
+        created = (await a.create_match("take5", 2, {})).match
+        for seat in range(2):
+            await a.join(created.id, seat, f"s{seat}", b"")
+        cached_by_b = await b.get(created.id)
+        hands = cached_by_b.state.hands
+        await a.submit(created.id, 0, 1, "via-a", Take5Action(ActionKind.SELECT, hands[0][0]))
+        assert (await a.get(created.id)).version == 2 and cached_by_b.version == 1
+
+        ack = await b.submit(created.id, 1, 2, "via-b", Take5Action(ActionKind.SELECT, hands[1][0]))
+        assert (ack.seq, ack.version, ack.duplicate) == (2, 3, False)
+        log = await store_b.load(created.id)
+        assert log is not None
+        assert [(r.seq, r.seat, r.request_id) for r in log.actions] == [
+            (1, 0, "via-a"),
+            (2, 1, "via-b"),
+        ]
+
+        # A version that exists nowhere costs one replay and is refused as before.
+        with pytest.raises(StaleVersion, match="ahead"):
+            await b.submit(created.id, 0, 9, "nowhere", Take5Action(ActionKind.SELECT, hands[0][1]))
+        assert [r.request_id for r in (await b.get(created.id)).actions] == ["via-a", "via-b"]
     finally:
         await a.close()
         await b.close()
