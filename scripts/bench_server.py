@@ -13,7 +13,12 @@ temporary folder (fsync'd group commit, as in production), and this process is t
     shown beside it (the ratio that does not depend on what else runs).
 (c) latency: submit->ack p50/p99/p99.9 at a quarter and at half of (b)'s rate. The same
     64 bots play; the load is lowered by think time (exponential, mean chosen from (b)),
-    not by fewer bots.
+    not by fewer bots. Beside each window a probe times the host's own fdatasync in the
+    store's folder (``disk_probe``), and each ack slower than 5 ms is put down to a stall
+    of that disk, to a match's setup, or to neither (``tail_attribution``). At half
+    capacity the same offered load is also played on a server with the memory store: the
+    same server with no disk under its acks. The client's collector is tuned as the
+    server's, so that its pauses do not count as the server's latency.
 (d) server CPU per decision while 10, 1,000 and 10,000 matches are live: the others sit
     idle mid-game (stored beforehand, recovered at start, move clock one hour) while 10
     matches are played. Target: within 1.2x from 10 to 10,000.
@@ -84,6 +89,7 @@ from speeltafel.server.app.match import Match
 from speeltafel.server.app.runtime import join_token, token_hash
 from speeltafel.server.engine.core import commitment
 from speeltafel.server.engine.registry import get_game
+from speeltafel.server.rpc.collector import PauseWatch, tune_for_server
 from speeltafel.server.store.base import (
     ActionRow,
     MatchCreated,
@@ -314,6 +320,103 @@ class Paced:
     errors: int = 0
     first_error: str = ""
     latencies: list[float] = field(default_factory=list)
+    spans: list[tuple[float, float]] = field(default_factory=list)
+    """(choice made, ack read) of each ack, on the perf_counter clock."""
+    setups: list[tuple[float, float]] = field(default_factory=list)
+    """(CreateMatch sent, every seat's first view read) of each match begun."""
+
+
+DISK_PROBE = r"""
+import json, os, sys, time
+path, start, end, period = sys.argv[1], *map(float, sys.argv[2:5])
+fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+os.posix_fallocate(fd, 0, 1 << 20)
+os.fsync(fd)
+block, timed, n = b"\0" * 4096, [], 0
+time.sleep(max(0.0, start - time.perf_counter()))
+while time.perf_counter() < end:
+    began = time.perf_counter()
+    os.pwrite(fd, block, (n % 256) * 4096)
+    os.fdatasync(fd)
+    n += 1
+    timed.append((began, time.perf_counter() - began))
+    time.sleep(max(0.0, began + period - time.perf_counter()))
+os.close(fd)
+os.unlink(path)
+json.dump(timed, sys.stdout)
+"""
+"""The host's own disk, beside the server: one 4 KiB block written and fdatasync'd every
+``period`` seconds in the store's folder (the same file system), each timed. The store's
+commit is such a write and fdatasync (of its WAL), so a stall seen here is one that every
+commit in flight waits through as well, whatever the server does."""
+DISK_PROBE_PERIOD_S = 0.02
+STALL_S = 0.005
+"""A probe fdatasync slower than this is a stall of the host's disk (its median is a few
+tenths of a millisecond); the same bound as (c)'s p99 target."""
+
+
+async def disk_probe(folder: Path, window: Window) -> list[tuple[float, float]]:
+    """(start, seconds) of each probe fdatasync inside ``window`` (:data:`DISK_PROBE`), from
+    a process of its own: its timing is not held up by this client's interpreter. Linux's
+    perf_counter is CLOCK_MONOTONIC, one clock for every process."""
+    probe = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        DISK_PROBE,
+        str(folder / f"disk-probe-{secrets.token_hex(4)}"),
+        str(window.start),
+        str(window.end),
+        str(DISK_PROBE_PERIOD_S),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await probe.communicate()
+    return [(float(start), float(took)) for start, took in json.loads(out or b"[]")]
+
+
+def overlaps(span: tuple[float, float], intervals: Sequence[tuple[float, float]]) -> bool:
+    """Whether ``span`` and one of ``intervals`` (each (start, end)) share a moment."""
+    return any(start < span[1] and span[0] < end for start, end in intervals)
+
+
+def tail_attribution(
+    timed: Sequence[tuple[float, float]],
+    spans: Sequence[tuple[float, float]],
+    setups: Sequence[tuple[float, float]],
+) -> dict[str, Any]:
+    """What the acks slower than STALL_S waited through, and the host's fdatasync beside
+    them (``timed``, from :func:`disk_probe`).
+
+    An ack's span runs from its choice to its ack being read. It waited through a stall of
+    the host's disk when it overlaps a probe fdatasync slower than STALL_S, and through a
+    match's setup when it overlaps one (CreateMatch, four joins, four Play streams and
+    their first views: nine calls of the server's in a burst). ``p99_ms_clear`` is the p99
+    of the acks that overlapped neither: what the server's game path and the two shared
+    cores leave. A diagnosis of the tail, not the target's figure, which counts every ack.
+    """
+    durations = sorted(d for _, d in timed)
+    stalls = [(start, start + d) for start, d in timed if d > STALL_S]
+    slow = [span for span in spans if span[1] - span[0] > STALL_S]
+    in_stalls = [overlaps(span, stalls) for span in slow]
+    in_setups = [overlaps(span, setups) for span in slow]
+    pairs = list(zip(in_stalls, in_setups, strict=True))
+    clear = sorted(b - a for a, b in spans if not overlaps((a, b), stalls + list(setups)))
+    return {
+        "fdatasyncs": len(durations),
+        "p50_ms": percentile_ms(durations, 0.50),
+        "p99_ms": percentile_ms(durations, 0.99),
+        "max_ms": 1e3 * durations[-1] if durations else None,
+        "stalls": len(stalls),
+        "stalled_ms": 1e3 * sum(end - start for start, end in stalls),
+        "setups": len(setups),
+        "acks": len(spans),
+        "acks_in_setups": sum(1 for span in spans if overlaps(span, setups)),
+        "slow_acks": len(slow),
+        "slow_acks_in_stalls": sum(in_stalls),
+        "slow_acks_in_setups": sum(1 for d, m in pairs if m and not d),
+        "slow_acks_in_neither": sum(1 for d, m in pairs if not d and not m),
+        "acks_clear": len(clear),
+        "p99_ms_clear": percentile_ms(clear, 0.99),
+    }
 
 
 async def paced_path(
@@ -323,8 +426,13 @@ async def paced_path(
     warmup: float,
     seconds: float,
     server_pid: int,
+    probe_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """``tables`` matches of 4 thinking bots, replaced as they finish; submit->ack latency."""
+    """``tables`` matches of 4 thinking bots, replaced as they finish; submit->ack latency.
+
+    With ``probe_dir`` (the store's folder), :func:`disk_probe` times the host's own
+    fdatasync there during the window, and :func:`stall_attribution` says how many of the
+    slow acks waited through one of its stalls."""
     window = Window.after(warmup, seconds)
     tally = Paced()
 
@@ -334,8 +442,25 @@ async def paced_path(
             if window.start <= now < window.end:
                 tally.acks += 1
                 tally.latencies.append(now - bot.chosen_at)
+                tally.spans.append((bot.chosen_at, now))
 
         return on_ack
+
+    def first_views(began: float) -> Callable[[int], Callable[[Any], None]]:
+        """``on_view`` of each seat of a match begun at ``began``: its setup ends when every
+        seat has read its first view."""
+        seen: set[int] = set()
+
+        def of_seat(seat: int) -> Callable[[Any], None]:
+            def on_view(_view: Any) -> None:
+                if seat not in seen:
+                    seen.add(seat)
+                    if len(seen) == SEATS:
+                        tally.setups.append((began, time.perf_counter()))
+
+            return on_view
+
+        return of_seat
 
     async def table(index: int) -> None:
         client = clients[index % len(clients)]
@@ -343,16 +468,22 @@ async def paced_path(
         while time.perf_counter() < window.end:
             number += 1
             try:
+                began = time.perf_counter()
                 created = await client.create_match(GAME_ID, SEATS, {})
                 joined = await asyncio.gather(
                     *(client.join(created.match_id, name=f"p{index}-{s}") for s in range(SEATS))
                 )
+                on_view = first_views(began)
                 async with asyncio.TaskGroup() as group:
                     for seat in joined:
                         bot = ThinkingBot(
                             index * 1_000_003 + number * 101 + seat.seat, think_mean_s
                         )
-                        group.create_task(play_seat(client, seat, bot, on_ack=on_ack_of(bot)))
+                        group.create_task(
+                            play_seat(
+                                client, seat, bot, on_ack=on_ack_of(bot), on_view=on_view(seat.seat)
+                            )
+                        )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -362,12 +493,15 @@ async def paced_path(
 
     cpu = CpuWindow(server_pid)
     tasks = [asyncio.ensure_future(table(i)) for i in range(tables)]
+    probe = asyncio.ensure_future(disk_probe(probe_dir, window)) if probe_dir is not None else None
     await sample_cpu(window, cpu)
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     latencies = sorted(tally.latencies)
+    disk = tail_attribution(await probe, tally.spans, tally.setups) if probe is not None else None
     return {
+        "disk": disk,
         "think_mean_ms": 1e3 * think_mean_s,
         "acks": tally.acks,
         "per_s": tally.acks / window.seconds,
@@ -382,8 +516,11 @@ async def paced_path(
     }
 
 
-async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) -> dict[str, Any]:
-    """(b), then (c) at a quarter and at half of (b)'s rate."""
+async def throughput_and_latency(
+    port: int, args: argparse.Namespace, pid: int, folder: Path
+) -> dict[str, Any]:
+    """(b), then (c) at a quarter and at half of (b)'s rate, the host's disk probed in
+    ``folder`` (the store's) during each (c) window."""
     target = f"127.0.0.1:{port}"
     tables = 16
     chans = await channels(target, tables)  # a connection per table, as 16 clients would
@@ -428,7 +565,9 @@ async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) 
                 f"[dim](c) at {share:g} of (b): think {1e3 * think:.0f} ms, "
                 f"{args.seconds:g} s...[/]"
             )
-            paced = await paced_path(clients, tables, think, args.warmup, args.seconds, pid)
+            paced = await paced_path(
+                clients, tables, think, args.warmup, args.seconds, pid, probe_dir=folder
+            )
             paced["share_wanted"] = share
             paced["share_reached"] = paced["per_s"] / capacity if capacity else None
             results[f"c_{share:g}"] = paced
@@ -439,7 +578,7 @@ async def throughput_and_latency(port: int, args: argparse.Namespace, pid: int) 
 
 
 async def serial_baseline(
-    port: int, args: argparse.Namespace, pid: int, pipelined: dict[str, Any]
+    port: int, args: argparse.Namespace, pid: int, pipelined: dict[str, Any], folder: Path
 ) -> dict[str, Any]:
     """The same game path and (c) at half capacity on a server with ``--serial-appends``
     (each submit holds its match's lock until durable): the baseline of pipelined appends,
@@ -457,9 +596,29 @@ async def serial_baseline(
         if half:
             console.print(f"[dim](c) serial appends, at the same load, {args.seconds:g} s...[/]")
             results["c_0.5"] = await paced_path(
-                clients, tables, half["think_mean_ms"] / 1e3, args.warmup, args.seconds, pid
+                clients,
+                tables,
+                half["think_mean_ms"] / 1e3,
+                args.warmup,
+                args.seconds,
+                pid,
+                probe_dir=folder,
             )
         return results
+    finally:
+        for channel in chans:
+            await channel.close()
+
+
+async def without_disk(port: int, args: argparse.Namespace, pid: int, think_ms: float) -> Any:
+    """(c) at half capacity, at the pipelined run's think time (the same offered load), on a
+    server whose store is memory: the same server with no disk under its acks."""
+    target = f"127.0.0.1:{port}"
+    chans = await channels(target, 16)
+    try:
+        clients = [AsyncClient(target, channel=c) for c in chans]
+        console.print(f"[dim](c) memory store, at the same load, {args.seconds:g} s...[/]")
+        return await paced_path(clients, 16, think_ms / 1e3, args.warmup, args.seconds, pid)
     finally:
         for channel in chans:
             await channel.close()
@@ -831,6 +990,69 @@ def report(results: dict[str, Any]) -> None:
                 fmt(c["p999_ms"] / TARGETS["c_p999_ms"]) if c["p999_ms"] else "-",
                 verdict(c["p999_ms"], TARGETS["c_p999_ms"]) if share == "0.5" else "",
             )
+        c_half = b.get("c_0.5")
+        disk = c_half.get("disk") if c_half else None
+        if disk:
+            table.add_row(
+                "(c)",
+                f"host disk beside (c) at 0.5: fdatasync p50 {fmt(disk['p50_ms'])} / p99 "
+                f"{fmt(disk['p99_ms'])} / max {fmt(disk['max_ms'], 1)} ms; {disk['stalls']} "
+                f"stalls over {1e3 * STALL_S:g} ms, {fmt(disk['stalled_ms'], 0)} ms in all",
+                fmt(disk["max_ms"], 1),
+                "-",
+                "-",
+                "",
+            )
+            slow = disk["slow_acks"]
+            for key, what in (
+                ("slow_acks_in_stalls", "waited through a host disk stall"),
+                ("slow_acks_in_setups", "else overlapped a match's setup"),
+                ("slow_acks_in_neither", "neither"),
+            ):
+                table.add_row(
+                    "(c)",
+                    f"acks over {1e3 * STALL_S:g} ms at 0.5: {slow}; of them {what}: {disk[key]}"
+                    + (
+                        f" (of all acks {disk['acks_in_setups'] / disk['acks']:.2f} overlap"
+                        f" one of the {disk['setups']} setups)"
+                        if key == "slow_acks_in_setups" and disk["acks"]
+                        else ""
+                    ),
+                    fmt(disk[key] / slow if slow else None, 2),
+                    "-",
+                    "-",
+                    "",
+                )
+            table.add_row(
+                "(c)",
+                f"p99 at 0.5 of the {disk['acks_clear']:,} acks clear of both",
+                fmt(disk["p99_ms_clear"]),
+                "-",
+                "-",
+                "",
+            )
+        memory = b.get("memory_c_0.5")
+        if memory and c_half and memory["p99_ms"] and c_half["p99_ms"]:
+            table.add_row(
+                "(c)",
+                f"p99 at 0.5, SQLite {fmt(c_half['p99_ms'])} / memory store "
+                f"{fmt(memory['p99_ms'])} ms (same offered load; p99.9 "
+                f"{fmt(c_half['p999_ms'])} / {fmt(memory['p999_ms'])})",
+                fmt(c_half["p99_ms"] / memory["p99_ms"]),
+                "-",
+                "-",
+                "",
+            )
+    client_gc = results.get("client_gc")
+    if client_gc:
+        table.add_row(
+            "(c)",
+            "the measuring client's own largest GC pause (ms; thresholds as the server's)",
+            fmt(client_gc["largest_pause_ms"], 2),
+            "-",
+            "-",
+            "",
+        )
     d = results.get("d")
     if d:
         runs = d["runs"]
@@ -971,11 +1193,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
     pauses: list[float] = []
+    # The client's collector would stop its loop, and every ack in flight would be read
+    # late: its pauses are no part of the server's latency. Tuned as the server's is.
+    client_gc = PauseWatch().install()
+    tune_for_server()
     if "b" in args.only:
         proc = bench_server(folder, None, args.store)
         try:
             port = await proc.start_async(within_s=60)
-            results["b"] = await throughput_and_latency(port, args, proc.pid)
+            results["b"] = await throughput_and_latency(port, args, proc.pid, folder)
         finally:
             proc.stop()
         text = proc.log_path.read_text(errors="replace")
@@ -986,9 +1212,21 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         proc = bench_server(folder, None, args.store, "--serial-appends")
         try:
             port = await proc.start_async(within_s=60)
-            results["b"]["serial"] = await serial_baseline(port, args, proc.pid, results["b"])
+            results["b"]["serial"] = await serial_baseline(
+                port, args, proc.pid, results["b"], folder
+            )
         finally:
             proc.stop()
+        half = results["b"].get("c_0.5")
+        if args.store == "sqlite" and half:
+            proc = bench_server(folder, None, "memory")
+            try:
+                port = await proc.start_async(within_s=60)
+                results["b"]["memory_c_0.5"] = await without_disk(
+                    port, args, proc.pid, half["think_mean_ms"]
+                )
+            finally:
+                proc.stop()
     if "d" in args.only:
         scale = await scale_runs(folder, args)
         results["d"] = {"runs": scale["runs"]}
@@ -1002,6 +1240,8 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         if results["f"]["largest_gc_pause_ms"] is not None:
             pauses.append(results["f"]["largest_gc_pause_ms"])
     results["g"] = max(pauses) if pauses else None
+    results["client_gc"] = client_gc.summary()
+    client_gc.remove()
     return results
 
 
