@@ -34,9 +34,21 @@ $(BUF): | $(STAMP)
 run: $(STAMP) ## the main job: a tournament of the built-in bots through a real server (SQLite)
 	$(BIN)/speeltafel run --db var/arena.db --rounds 1 --max-seats 4 --option kleurenwiezen:deals=4
 
+# HAProxy (Debian's package) for `make cluster` and the cluster tests, installed with apt
+# when missing and running as root (after an `apt-get update` if the package lists do not
+# know it yet). `make test` installs it before any test worker starts, so that two workers
+# never race to install it while they collect the tests.
+.PHONY: haproxy
+haproxy:
+	@command -v haproxy >/dev/null || test -x /usr/sbin/haproxy || { \
+	  test "$$(id -u)" = 0 && command -v apt-get >/dev/null && \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy >/dev/null; }; }; } || \
+	  echo "HAProxy is missing (apt-get install haproxy): the cluster tests will say they did not run"
+
 .PHONY: cluster
-cluster: $(STAMP) ## the tournament of make run through HAProxy in front of three server processes on one PostgreSQL
-	@command -v haproxy >/dev/null || test -x /usr/sbin/haproxy || { test "$$(id -u)" = 0 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy >/dev/null; } || echo "HAProxy is missing: apt-get install haproxy"
+cluster: $(STAMP) haproxy ## the tournament of make run through HAProxy in front of three server processes on one PostgreSQL
 	$(BIN)/python scripts/cluster.py --rounds 1 --max-seats 4 --option kleurenwiezen:deals=4
 
 .PHONY: serve
@@ -50,7 +62,7 @@ serve: $(STAMP) ## run the server alone on PORT (default 50051) and DB (default 
 TEST_WORKERS ?= 2
 
 .PHONY: test
-test: $(STAMP) proto-check ## run the test suite (in parallel, then the serial tests alone)
+test: $(STAMP) proto-check haproxy ## run the test suite (in parallel, then the serial tests alone)
 	@status=0; \
 	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || { s=$$?; test $$s = 5 || status=$$s; }; \
 	$(BIN)/pytest -q -m serial $(PYTEST_ARGS) || { s=$$?; test $$s = 5 || status=$$s; }; \

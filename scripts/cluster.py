@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import fcntl
 import getpass
 import glob
 import os
@@ -40,6 +41,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -198,21 +200,35 @@ def _throwaway_postgres(folder: Path) -> Iterator[str]:
 
 
 def haproxy_binary() -> str | None:
-    """HAProxy's path; installed with apt when missing and running as root."""
-    found = shutil.which("haproxy") or (
+    """HAProxy's path; installed with apt when missing and running as root.
+
+    One install at a time on the machine (a lock file): the test workers each ask while
+    they collect the cluster tests, and a second ``apt-get`` meeting the first's lock on
+    dpkg would fail and skip that worker's tests. ``make test`` installs HAProxy before
+    any worker starts (the Makefile's ``haproxy`` target); this is for a plain pytest run.
+    """
+    found = _haproxy_found()
+    if found is not None or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return found
+    lock_path = Path(tempfile.gettempdir()) / "speeltafel-haproxy-install.lock"
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        found = _haproxy_found()  # another worker may have installed it meanwhile
+        if found is None:
+            subprocess.run(
+                ["apt-get", "install", "-y", "-q", "haproxy"],
+                capture_output=True,
+                timeout=600,
+                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+            )
+            found = _haproxy_found()
+    return found
+
+
+def _haproxy_found() -> str | None:
+    return shutil.which("haproxy") or (
         "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None
     )
-    if found is None and os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(
-            ["apt-get", "install", "-y", "-q", "haproxy"],
-            capture_output=True,
-            timeout=600,
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
-        found = shutil.which("haproxy") or (
-            "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None
-        )
-    return found
 
 
 class LocalCluster:
