@@ -431,8 +431,8 @@ async def paced_path(
     """``tables`` matches of 4 thinking bots, replaced as they finish; submit->ack latency.
 
     With ``probe_dir`` (the store's folder), :func:`disk_probe` times the host's own
-    fdatasync there during the window, and :func:`stall_attribution` says how many of the
-    slow acks waited through one of its stalls."""
+    fdatasync there during the window, and :func:`tail_attribution` says what the slow
+    acks waited through: one of its stalls, a match's setup, or neither."""
     window = Window.after(warmup, seconds)
     tally = Paced()
 
@@ -1217,6 +1217,9 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             )
         finally:
             proc.stop()
+        pause = largest_gc_pause_ms(proc.log_path.read_text(errors="replace"))
+        if pause is not None:
+            pauses.append(pause)
         half = results["b"].get("c_0.5")
         if args.store == "sqlite" and half:
             proc = bench_server(folder, None, "memory")
@@ -1227,6 +1230,9 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 )
             finally:
                 proc.stop()
+            pause = largest_gc_pause_ms(proc.log_path.read_text(errors="replace"))
+            if pause is not None:
+                pauses.append(pause)
     if "d" in args.only:
         scale = await scale_runs(folder, args)
         results["d"] = {"runs": scale["runs"]}
