@@ -874,6 +874,11 @@ def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def info_row(table: Table, part: str, figure: str, value: str) -> None:
+    """A row of the report with no target: a figure and its value only."""
+    table.add_row(part, figure, value, "-", "-", "")
+
+
 def report(results: dict[str, Any]) -> None:
     table = Table(title="make bench (b)-(g): the server")
     for column in ("", "figure", "value", "target", "ratio to target", ""):
@@ -948,24 +953,20 @@ def report(results: dict[str, Any]) -> None:
             )
             c_half, c_base = b.get("c_0.5"), serial.get("c_0.5")
             if c_half and c_base and c_half["p99_ms"] and c_base["p99_ms"]:
-                table.add_row(
+                info_row(
+                    table,
                     "(c)",
                     f"p99 at 0.5, pipelined {fmt(c_half['p99_ms'])} / serial "
                     f"{fmt(c_base['p99_ms'])} ms (same offered load)",
                     fmt(c_half["p99_ms"] / c_base["p99_ms"]),
-                    "-",
-                    "-",
-                    "",
                 )
         loop_share = game.get("loop_thread_share")
         if loop_share is not None:
-            table.add_row(
+            info_row(
+                table,
                 "(b)",
                 "share of the server's CPU on the event loop thread (rest: SQLite writer, poller)",
                 fmt(loop_share, 2),
-                "-",
-                "-",
-                "",
             )
         for share in ("0.25", "0.5"):
             c = b.get(f"c_{share}")
@@ -993,15 +994,13 @@ def report(results: dict[str, Any]) -> None:
         c_half = b.get("c_0.5")
         disk = c_half.get("disk") if c_half else None
         if disk:
-            table.add_row(
+            info_row(
+                table,
                 "(c)",
                 f"host disk beside (c) at 0.5: fdatasync p50 {fmt(disk['p50_ms'])} / p99 "
                 f"{fmt(disk['p99_ms'])} / max {fmt(disk['max_ms'], 1)} ms; {disk['stalls']} "
                 f"stalls over {1e3 * STALL_S:g} ms, {fmt(disk['stalled_ms'], 0)} ms in all",
                 fmt(disk["max_ms"], 1),
-                "-",
-                "-",
-                "",
             )
             slow = disk["slow_acks"]
             for key, what in (
@@ -1009,7 +1008,8 @@ def report(results: dict[str, Any]) -> None:
                 ("slow_acks_in_setups", "else overlapped a match's setup"),
                 ("slow_acks_in_neither", "neither"),
             ):
-                table.add_row(
+                info_row(
+                    table,
                     "(c)",
                     f"acks over {1e3 * STALL_S:g} ms at 0.5: {slow}; of them {what}: {disk[key]}"
                     + (
@@ -1019,39 +1019,30 @@ def report(results: dict[str, Any]) -> None:
                         else ""
                     ),
                     fmt(disk[key] / slow if slow else None, 2),
-                    "-",
-                    "-",
-                    "",
                 )
-            table.add_row(
+            info_row(
+                table,
                 "(c)",
                 f"p99 at 0.5 of the {disk['acks_clear']:,} acks clear of both",
                 fmt(disk["p99_ms_clear"]),
-                "-",
-                "-",
-                "",
             )
         memory = b.get("memory_c_0.5")
         if memory and c_half and memory["p99_ms"] and c_half["p99_ms"]:
-            table.add_row(
+            info_row(
+                table,
                 "(c)",
                 f"p99 at 0.5, SQLite {fmt(c_half['p99_ms'])} / memory store "
                 f"{fmt(memory['p99_ms'])} ms (same offered load; p99.9 "
                 f"{fmt(c_half['p999_ms'])} / {fmt(memory['p999_ms'])})",
                 fmt(c_half["p99_ms"] / memory["p99_ms"]),
-                "-",
-                "-",
-                "",
             )
     client_gc = results.get("client_gc")
     if client_gc:
-        table.add_row(
+        info_row(
+            table,
             "(c)",
             "the measuring client's own largest GC pause (ms; thresholds as the server's)",
             fmt(client_gc["largest_pause_ms"], 2),
-            "-",
-            "-",
-            "",
         )
     d = results.get("d")
     if d:
