@@ -211,8 +211,10 @@ def haproxy_binary() -> str | None:
     if found is not None or os.geteuid() != 0 or not shutil.which("apt-get"):
         return found
     lock_path = Path(tempfile.gettempdir()) / "speeltafel-haproxy-install.lock"
-    with lock_path.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    # Root opens a name in a shared folder: never through a link, never truncating.
+    lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the descriptor closes
         found = _haproxy_found()  # another worker may have installed it meanwhile
         if found is None:
             subprocess.run(
@@ -222,6 +224,8 @@ def haproxy_binary() -> str | None:
                 env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
             )
             found = _haproxy_found()
+    finally:
+        os.close(lock)
     return found
 
 
