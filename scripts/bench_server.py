@@ -399,7 +399,8 @@ def tail_attribution(
     in_stalls = [overlaps(span, stalls) for span in slow]
     in_setups = [overlaps(span, setups) for span in slow]
     pairs = list(zip(in_stalls, in_setups, strict=True))
-    clear = sorted(b - a for a, b in spans if not overlaps((a, b), stalls + list(setups)))
+    either = stalls + list(setups)
+    clear = sorted(b - a for a, b in spans if not overlaps((a, b), either))
     return {
         "fdatasyncs": len(durations),
         "p50_ms": percentile_ms(durations, 0.50),
