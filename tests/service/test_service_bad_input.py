@@ -13,7 +13,7 @@ from google.protobuf import message_factory
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
-from speeltafel.sdk.v1 import common_pb2, match_service_pb2, take5_pb2
+from speeltafel.sdk.v1 import common_pb2, match_service_pb2, match_service_pb2_grpc, take5_pb2
 from speeltafel.server.engine.registry import GAMES
 
 SERVICE = "/speeltafel.v1.MatchService/"
@@ -496,6 +496,43 @@ async def test_a6_create_match_refusals(
         rule,
     )
     assert server.runtime.matches == before
+
+
+@pytest.mark.lifted_rates
+async def test_a6_refusals_hold_after_accepted_calls_of_the_same_form(
+    table: Any, server: Any
+) -> None:
+    """What the server keeps from an accepted call (a form of match that dealt once, the
+    guarded and limited handlers of a method) never lets a later bad call through."""
+    client = table.client
+    for _ in range(2):
+        await client.create_match("take5", 2)
+    before = dict(server.runtime.matches)
+    # The same game and options with another seat count, or with a bad preset deck.
+    await table.fails(client.create_match("take5", 5), Code.INVALID_ARGUMENT, "seat_count")
+    await table.fails(
+        client.create_match("take5", 2, preset_decks=[[str(c) for c in range(1, 32)]]),
+        Code.INVALID_ARGUMENT,
+        "invalid_options",
+    )
+    # A malformed request of a method that has just been answered.
+    err = await raw_call(table.raw_channel(), "CreateMatch", b"\xff" * 16, ())
+    assert err.code() is Code.INVALID_ARGUMENT
+    assert table.rule_of(err) == "malformed_request"
+    assert server.runtime.matches == before
+    # A seat call: a good token, a bad one, a good one again, none.
+    match = await table.create(deck=table.STANDARD_DECK)
+    seat = match.seats[0]
+    stub = match_service_pb2_grpc.MatchServiceStub(table.raw_channel())  # type: ignore[no-untyped-call]
+    request = match_service_pb2.GetViewRequest(match_id=match.match_id)
+    bad = (("authorization", "Bearer not-a-seat-token"),)
+    for metadata in (seat.metadata, bad, seat.metadata, (), seat.metadata):
+        call = stub.GetView(request, metadata=metadata)
+        if metadata == seat.metadata:
+            assert (await call).view.version >= 1
+        else:
+            await table.fails(call, Code.UNAUTHENTICATED, "unauthenticated")
+    await healthy(table)
 
 
 async def test_a6_join_refusals(table: Any, server: Any) -> None:
