@@ -503,7 +503,7 @@ async def test_a6_refusals_hold_after_accepted_calls_of_the_same_form(
     table: Any, server: Any
 ) -> None:
     """What the server keeps from an accepted call (a form of match that dealt once, the
-    guarded and limited handlers of a method) never lets a later bad call through."""
+    error guard's handler of a method) never lets a later bad call through."""
     client = table.client
     for _ in range(2):
         await client.create_match("take5", 2)
