@@ -12,8 +12,9 @@ temporary folder (fsync'd group commit, as in production), and this process is t
     machine is shared, so server CPU per decision against server CPU per echo message is
     shown beside it (the ratio that does not depend on what else runs).
 (c) latency: submit->ack p50/p99/p99.9 at a quarter and at half of (b)'s rate. The same
-    64 bots play; the load is lowered by think time (exponential, mean chosen from (b)),
-    not by fewer bots. Beside each window a probe times the host's own fdatasync in the
+    64 bots play; the load is lowered by think time (exponential, mean chosen from (b)
+    and set by a 3 s pilot run so that the rate reached is the share wanted), not by
+    fewer bots. Beside each window a probe times the host's own fdatasync in the
     store's folder (``disk_probe``), and each ack slower than 5 ms is put down to a stall
     of that disk, to a match's setup, or to neither (``tail_attribution``). At half
     capacity the same offered load is also played on a server with the memory store: the
@@ -349,6 +350,8 @@ json.dump(timed, sys.stdout)
 ``period`` seconds in the store's folder (the same file system), each timed. The store's
 commit is such a write and fdatasync (of its WAL), so a stall seen here is one that every
 commit in flight waits through as well, whatever the server does."""
+PILOT_S = 3.0
+"""(c)'s pilot run, which sets the think time that gives the wanted share of (b)."""
 DISK_PROBE_PERIOD_S = 0.02
 STALL_S = 0.005
 """A probe fdatasync slower than this is a stall of the host's disk (its median is a few
@@ -560,8 +563,23 @@ async def throughput_and_latency(
             wanted = share * capacity
             # About half the bots have a decision open at any time (Take 5's sealed
             # selections: every seat decides; row choices: one), so a mean think time of
-            # (deciding bots / wanted rate) gives about the wanted rate.
-            think = max(0.0, (bots * 0.5) / wanted) if wanted > 0 else 0.1
+            # (deciding bots / wanted rate) gives roughly the wanted rate. Roughly: a round
+            # waits for its slowest seat, so it reached about 0.8 of it. A short pilot at
+            # that think time measures the rate, and the think time is scaled by the rate
+            # reached over the rate wanted (the rate goes about as 1 / think time).
+            first = max(0.0, (bots * 0.5) / wanted) if wanted > 0 else 0.1
+            think = first
+            pilot_rate = None
+            if wanted > 0:
+                pilot_s = min(PILOT_S, args.seconds)
+                console.print(
+                    f"[dim](c) at {share:g} of (b): pilot at think {1e3 * first:.0f} ms, "
+                    f"{pilot_s:g} s...[/]"
+                )
+                pilot = await paced_path(clients, tables, first, args.warmup, pilot_s, pid)
+                pilot_rate = pilot["per_s"]
+                if pilot_rate > 0:
+                    think = first * pilot_rate / wanted
             console.print(
                 f"[dim](c) at {share:g} of (b): think {1e3 * think:.0f} ms, "
                 f"{args.seconds:g} s...[/]"
@@ -569,6 +587,7 @@ async def throughput_and_latency(
             paced = await paced_path(
                 clients, tables, think, args.warmup, args.seconds, pid, probe_dir=folder
             )
+            paced["pilot"] = {"think_mean_ms": 1e3 * first, "per_s": pilot_rate}
             paced["share_wanted"] = share
             paced["share_reached"] = paced["per_s"] / capacity if capacity else None
             results[f"c_{share:g}"] = paced
