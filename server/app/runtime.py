@@ -831,7 +831,8 @@ class MatchRuntime:
         # Without preset decks the check is the same every time for the same game, options
         # and seats (a fixed seed), so a form that passed once is not dealt again (a trial
         # deal of Take 5 costs about 55 us, a fifth of a unary echo call on the server).
-        form = (game_id, tuple(sorted(canonical.items())), seats)
+        ordered = tuple(sorted(canonical.items()))
+        form = (game_id, ordered, seats)
         if by_deck or form not in self._validated:
             game.new(canonical, seats, Rng(b"validation"), by_deck)
             if not by_deck:
@@ -853,7 +854,7 @@ class MatchRuntime:
             match_id=secrets.token_hex(8),
             game=game_id,
             rules_version=game.info.rules_version,
-            options=tuple(sorted(canonical.items())),
+            options=ordered,
             seats=seats,
             server_seed=seed,
             commitment=commitment(seed),
