@@ -2,8 +2,9 @@
 
 A server subprocess (SQLite in a temporary folder), the attacker of
 ``tests/service/attacker.py`` in its own process, and the honest client in this process
-(its own channel; 2 seats, bots choosing ``legal_actions[0]``, ListGames / CreateMatch /
-JoinMatch / GetMatch around every match). For each attack: honest moves/s and view-to-ack
+(its own channel; 2 seats, 5 deals, bots choosing ``legal_actions[0]``, ListGames /
+CreateMatch / JoinMatch / GetMatch around every match, its calls kept under 80% of the
+default per-connection rate). For each attack: honest moves/s and view-to-ack
 p99 alone, then attacked (once past the attacker's burst), the ratios (the issue asks >= 0.5 for
 moves/s and < 4 for p99), and the CPU the attacker
 and the server used during the attacked window (from /proc/<pid>/stat, in % of one core).
