@@ -389,13 +389,24 @@ async def echo_stream(
     server_pid: int,
     replies: int = 1,
     extra_bytes: int = 0,
+    rate: float | None = None,
+    table: int = 1,
 ) -> WireResult:
     """``streams`` EchoStream calls, each with one message in flight, ping-pong. With
     ``replies`` > 1 each message is answered by that many (the further ones of
     ``extra_bytes``): the shape of a decision without the server's work. ``per_s`` counts
-    exchanges (one message in and its replies), the CPU per message is per exchange too."""
+    exchanges (one message in and its replies), the CPU per message is per exchange too.
+    With ``rate``, the streams together start about that many exchanges a second (each on
+    a fixed schedule, the streams spread over it) instead of as many as they can. With
+    ``table`` > 1, the streams go in groups of that many in lock-step, as the seats of a
+    Take 5 table do: a group's streams send together, and the next round begins when every
+    one of them has its replies (paced, with ``rate``, on the group's schedule)."""
     window = Window.after(warmup, seconds)
     counts = [0] * streams
+    interval = streams / rate if rate else 0.0
+    tables = max(1, streams // table)
+    barriers = [asyncio.Barrier(table) for _ in range(tables)] if table > 1 else []
+    stopping = [False] * tables  # a group ends together, or its barrier would wait forever
 
     async def worker(index: int) -> None:
         call = stubs[index % len(stubs)].EchoStream()
@@ -404,12 +415,28 @@ async def echo_stream(
         )
         start, end = window.start, window.end
         n = 0
+        group = index // table if barriers else index
+        due = time.perf_counter() + interval * group / (tables if barriers else streams)
+        barrier = barriers[group] if barriers else None
         try:
             while True:
+                if interval:
+                    due += interval
+                    delay = due - time.perf_counter()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
                 await call.write(message)
                 for _ in range(replies):
                     await call.read()
                 now = time.perf_counter()
+                if barrier is not None:
+                    if now >= start and now < end:
+                        n += 1
+                    stopping[group] |= now >= end
+                    await barrier.wait()
+                    if stopping[group]:
+                        break
+                    continue
                 if now >= end:
                     break
                 if now >= start:
