@@ -77,6 +77,13 @@ from bench import (  # type: ignore[import-not-found,unused-ignore]  # scripts/ 
     run_loop,
     sample_cpu,
 )
+from decision_work import (  # type: ignore[import-not-found,unused-ignore]  # scripts/
+    Breakdown,
+    breakdown,
+    decision_work,
+    echo_share_without,
+    floor_in_echo_messages,
+)
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rich.console import Console
 from rich.table import Table
@@ -557,6 +564,27 @@ async def throughput_and_latency(
         results["game"]["loop_thread_share"] = loop_thread_share(
             pid, threads_before, thread_cpu_seconds(pid)
         )
+        if game.per_s > 0:
+            # The same transport at half the game's rate, in its rhythm (tables of four
+            # streams in lock-step): (c)'s half load. A server with time to spare wakes for
+            # fewer messages at a time, so each costs more than in the saturated echo.
+            console.print(
+                f"[dim](b) echo stream, {SHAPED_REPLIES} replies of each, at "
+                f"{game.per_s / 2:,.0f} exchanges/s, tables of {SEATS} in lock-step: "
+                f"64 streams, {args.seconds:g} s...[/]"
+            )
+            at_half = await echo_stream(
+                stubs,
+                tables * SEATS,
+                args.warmup,
+                args.seconds,
+                pid,
+                replies=SHAPED_REPLIES,
+                extra_bytes=SHAPED_EXTRA_BYTES,
+                rate=game.per_s / 2,
+                table=SEATS,
+            )
+            results["echo_shaped_at_half"] = at_half.as_json()
         capacity = game.per_s
         bots = tables * SEATS
         for share in (0.25, 0.5):
@@ -625,6 +653,23 @@ async def serial_baseline(
                 probe_dir=folder,
             )
         return results
+    finally:
+        for channel in chans:
+            await channel.close()
+
+
+async def memory_game(port: int, args: argparse.Namespace, pid: int) -> Any:
+    """(b)'s game path on a server whose store is memory: its CPU per decision, less than
+    the SQLite server's by what the store costs (``decision_work.breakdown``)."""
+    target = f"127.0.0.1:{port}"
+    chans = await channels(target, 16)
+    try:
+        clients = [AsyncClient(target, channel=c) for c in chans]
+        console.print(
+            f"[dim](b) game, memory store: 16 matches x {SEATS} bots, {args.seconds:g} s...[/]"
+        )
+        game = await game_path(clients, 16, SEATS, "trial", args.warmup, args.seconds, pid)
+        return game.as_json()
     finally:
         for channel in chans:
             await channel.close()
@@ -899,6 +944,21 @@ def info_row(table: Table, part: str, figure: str, value: str) -> None:
     table.add_row(part, figure, value, "-", "-", "")
 
 
+def decision_parts(b: dict[str, Any]) -> Breakdown | None:
+    """The split of (b)'s decision (:func:`decision_work.breakdown`) when the run measured
+    every part: the memory store's game path, the shaped echo and the own work."""
+    memory, work = b.get("memory_game"), b.get("own_work")
+    shaped = b.get("echo_shaped")
+    if not (memory and shaped and work):
+        return None
+    decision = b["game"]["server_cpu_us_per_message"]
+    memory_decision = memory["server_cpu_us_per_message"]
+    transport = shaped["server_cpu_us_per_message"]
+    if not (decision and memory_decision and transport):
+        return None
+    return breakdown(decision, memory_decision, transport, work["us_per_decision"])
+
+
 def report(results: dict[str, Any]) -> None:
     table = Table(title="make bench (b)-(g): the server")
     for column in ("", "figure", "value", "target", "ratio to target", ""):
@@ -988,6 +1048,37 @@ def report(results: dict[str, Any]) -> None:
                 "share of the server's CPU on the event loop thread (rest: SQLite writer, poller)",
                 fmt(loop_share, 2),
             )
+        parts = decision_parts(b)
+        if parts is not None:
+            cpu_echo_us = echo["server_cpu_us_per_message"]
+            for name, us in (
+                (
+                    "a decision's messages (the echo with 2 replies, no server work)",
+                    parts.transport_us,
+                ),
+                ("its own work, in process (parse, engine, views, ack)", parts.own_work_us),
+                ("the store (SQLite less the memory store, same run)", parts.store_us),
+                ("the rest: the server's own machinery around them", parts.rest_us),
+            ):
+                info_row(
+                    table,
+                    "(b)",
+                    f"of a decision's {fmt(parts.decision_us, 0)} us of server CPU: {name}, us",
+                    fmt(us, 0),
+                )
+            info_row(
+                table,
+                "(b)",
+                "by CPU, were the rest free (the echo over messages + own work + store)",
+                fmt(echo_share_without(parts, cpu_echo_us, rest_us=0.0), 3),
+            )
+            info_row(
+                table,
+                "(b)",
+                "a decision's messages and own work, in echo messages (0.5 needs the whole "
+                "decision within 2, 0.25 within 4)",
+                fmt(floor_in_echo_messages(parts, cpu_echo_us), 2),
+            )
         for share in ("0.25", "0.5"):
             c = b.get(f"c_{share}")
             if not c:
@@ -1056,6 +1147,21 @@ def report(results: dict[str, Any]) -> None:
                 f"{fmt(c_half['p999_ms'])} / {fmt(memory['p999_ms'])})",
                 fmt(c_half["p99_ms"] / memory["p99_ms"]),
             )
+        half_echo, c_half_cpu = b.get("echo_shaped_at_half"), b.get("c_0.5")
+        if shaped and half_echo and c_half_cpu:
+            echo_half = half_echo["server_cpu_us_per_message"]
+            echo_full = shaped["server_cpu_us_per_message"]
+            game_half = c_half_cpu["server_cpu_us_per_decision"]
+            if echo_half and echo_full and game_half and cpu_game:
+                info_row(
+                    table,
+                    "(c)",
+                    f"at half load, server CPU per decision {fmt(game_half, 0)} / at full load "
+                    f"{fmt(cpu_game, 0)} us; per exchange of the echo with 2 replies, at half "
+                    f"the game's rate in lock-step tables, {fmt(echo_half, 0)} / at full rate "
+                    f"{fmt(echo_full, 0)} us (the second ratio)",
+                    f"{fmt(game_half / cpu_game)} / {fmt(echo_half / echo_full)}",
+                )
     client_gc = results.get("client_gc")
     if client_gc:
         info_row(
@@ -1186,6 +1292,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         " share of the latency)",
     )
     args = parser.parse_args(argv)
+    args.work_seconds = 3.0
     args.scales = (10, 1_000, 10_000)
     args.idle_matches = 10_000
     args.finished_matches = 2_000
@@ -1193,6 +1300,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.recovery_samples = 200
     if args.quick:
         args.seconds, args.warmup = 2.0, 0.5
+        args.work_seconds = 0.5
         args.scales = (10, 1_000)
         args.idle_matches = 1_000
         args.finished_matches = 500
@@ -1209,12 +1317,16 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     client_gc = PauseWatch().install()
     tune_for_server()
     if "b" in args.only:
+        # Before any server runs: the decision's own work, in this process, on a quiet host.
+        console.print(f"[dim](b) a decision's own work, in process, {args.work_seconds:g} s...[/]")
+        own_work = decision_work(args.work_seconds)
         proc = bench_server(folder, None, args.store)
         try:
             port = await proc.start_async(within_s=60)
             results["b"] = await throughput_and_latency(port, args, proc.pid, folder)
         finally:
             proc.stop()
+        results["b"]["own_work"] = own_work.as_json()
         text = proc.log_path.read_text(errors="replace")
         results["b"]["gc"] = gc_summary(text)
         pause = largest_gc_pause_ms(text)
@@ -1236,6 +1348,7 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             proc = bench_server(folder, None, "memory")
             try:
                 port = await proc.start_async(within_s=60)
+                results["b"]["memory_game"] = await memory_game(port, args, proc.pid)
                 results["b"]["memory_c_0.5"] = await without_disk(
                     port, args, proc.pid, half["think_mean_ms"]
                 )

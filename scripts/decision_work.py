@@ -1,0 +1,203 @@
+"""What a Take 5 decision must cost the server at the least, and where its CPU goes.
+
+``make bench`` (b) compares the server's CPU per decision with the echo's per message. This
+module splits that decision (``scripts/bench_server.py`` prints the split every run):
+
+* **its own work**, measured here in process with no server around it: the submit parsed
+  from its bytes, the action read from the wire form and written as the log's text, the
+  engine's ``apply``, the acknowledgement built and serialised, and for every seat that
+  must act anew, its view as the server writes it (the public part once per version, the
+  seat's private part with its legal actions). That is the work any server of these games
+  does for a decision, whatever its design;
+* **the transport**: the echo with two replies of each message (a decision's messages, no
+  server work), from the same run;
+* **the store**: the server's CPU per decision on SQLite less the same on the memory store;
+* **the rest**: what the server spends around those (the runtime's exactly-once and
+  cancellation machinery, locks, tasks, the limits' and error layers, snapshots, clocks).
+
+Run alone: ``.venv/bin/python scripts/decision_work.py [seconds]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from speeltafel.sdk.v1 import match_service_pb2
+from speeltafel.server.engine.core import Rng
+from speeltafel.server.engine.registry import get_game
+from speeltafel.server.wire.common import (
+    action_from_proto,
+    private_view_bytes,
+    public_view_bytes,
+    seat_view_bytes,
+)
+from speeltafel.server.wire.registry import WIRES
+
+MATCH_ID = "m" * 22
+"""As long as the server's match ids."""
+COMMITMENT = "c" * 64
+"""As long as a match's deal commitment (a SHA-256 in hex)."""
+
+
+@dataclass
+class DecisionWork:
+    """CPU of the bench's thread per decision, over ``decisions`` decisions."""
+
+    us_per_decision: float
+    decisions: int
+    views: int
+    matches: int
+
+    @property
+    def views_per_decision(self) -> float:
+        return self.views / self.decisions if self.decisions else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "us_per_decision": self.us_per_decision,
+            "decisions": self.decisions,
+            "views": self.views,
+            "views_per_decision": self.views_per_decision,
+            "matches": self.matches,
+        }
+
+
+def decision_work(seconds: float, edition: str = "trial", seats: int = 4) -> DecisionWork:
+    """Whole random 4-seat Take 5 matches (the bench's ``edition``) for about ``seconds``,
+    each decision doing only its own work (module docstring). Views as the bench's bots ask
+    for them (``only_when_acting``): to each seat that must act anew, and to all at the end.
+    """
+    game = get_game("take5")
+    wire = WIRES["take5"]
+    options = {"edition": edition}
+    chooser = random.Random(12)
+    decisions = views = matches = 0
+    start = time.thread_time()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end or not decisions:
+        state = game.new(options, seats, Rng(hashlib.sha256(matches.to_bytes(8, "big")).digest()))
+        matches += 1
+        version = 1
+        while game.outcome(state) is None:
+            acting = game.to_act(state)
+            seat = chooser.choice(acting)
+            choice = chooser.choice(game.legal_actions(state, seat))
+            # The client's side, not timed work of the server's, but cheap beside the rest:
+            # the submit as bytes, as it arrives.
+            request = match_service_pb2.PlayRequest()
+            submit = request.submit
+            submit.match_id = MATCH_ID
+            submit.expected_version = version
+            submit.request_id = f"{seat}-{version}"
+            submit.action.CopyFrom(wire.action_to_proto(choice))
+            data = request.SerializeToString()
+            # The server's side of the decision.
+            parsed = match_service_pb2.PlayRequest.FromString(data).submit
+            action = action_from_proto(wire, parsed.action)
+            game.action_text(action)
+            state = game.apply(state, seat, action)
+            version += 1
+            decisions += 1
+            result = match_service_pb2.ActionResult(request_id=parsed.request_id)
+            result.accepted.seq = version - 1
+            result.accepted.version = version
+            match_service_pb2.PlayResponse(result=result).SerializeToString()
+            after = game.to_act(state)
+            outcome = game.outcome(state)
+            anew = [s for s in after if s not in acting or s == seat]
+            if not anew and outcome is None:
+                continue
+            public = public_view_bytes(
+                wire,
+                match_id=MATCH_ID,
+                version=version,
+                status="running" if outcome is None else "finished",
+                seats=seats,
+                commitment=COMMITMENT,
+                observation=game.observe(state, None),
+                to_act=after,
+                outcome=outcome,
+                preset_deck=False,
+            )
+            for s in anew if outcome is None else range(seats):
+                private = private_view_bytes(
+                    wire,
+                    seat=s,
+                    observation=game.observe(state, s),
+                    legal_actions=game.legal_actions(state, s) if s in after else (),
+                    move_clock_ms=0,
+                    deadline_ms=0,
+                    now_ms=0,
+                    time_bank_ms=None,
+                )
+                seat_view_bytes(public, private)
+                views += 1
+    spent = time.thread_time() - start
+    return DecisionWork(1e6 * spent / decisions, decisions, views, matches)
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A decision's server CPU (us) split into parts; :func:`breakdown`."""
+
+    decision_us: float
+    transport_us: float
+    own_work_us: float
+    store_us: float
+    rest_us: float
+
+    def as_json(self) -> dict[str, float]:
+        return {
+            "decision_us": self.decision_us,
+            "transport_us": self.transport_us,
+            "own_work_us": self.own_work_us,
+            "store_us": self.store_us,
+            "rest_us": self.rest_us,
+        }
+
+
+def breakdown(
+    decision_us: float, memory_decision_us: float, transport_us: float, own_work_us: float
+) -> Breakdown:
+    """Split ``decision_us`` (the server on SQLite): the store is what it costs over the
+    same server on the memory store, the transport and the own work are measured apart,
+    and the rest is what remains of the memory store's decision."""
+    return Breakdown(
+        decision_us=decision_us,
+        transport_us=transport_us,
+        own_work_us=own_work_us,
+        store_us=decision_us - memory_decision_us,
+        rest_us=memory_decision_us - transport_us - own_work_us,
+    )
+
+
+def echo_share_without(parts: Breakdown, echo_us: float, *, rest_us: float) -> float:
+    """(b) by CPU (the echo's us per message over a decision's) if the rest cost
+    ``rest_us`` instead, every other part as measured."""
+    decision = parts.transport_us + parts.own_work_us + parts.store_us + rest_us
+    return echo_us / decision
+
+
+def floor_in_echo_messages(parts: Breakdown, echo_us: float) -> float:
+    """A decision's messages and own work, in echo messages: what no server can spend less
+    on. (b) at 0.5 needs the whole decision within 2 of them, at 0.25 within 4."""
+    return (parts.transport_us + parts.own_work_us) / echo_us
+
+
+def main(argv: list[str]) -> int:
+    seconds = float(argv[1]) if len(argv) > 1 else 3.0
+    work = decision_work(seconds)
+    print(
+        f"a Take 5 decision's own work: {work.us_per_decision:.1f} us "
+        f"({work.decisions:,} decisions, {work.views_per_decision:.2f} views each)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
