@@ -959,6 +959,17 @@ def decision_parts(b: dict[str, Any]) -> Breakdown | None:
     return breakdown(decision, memory_decision, transport, work["us_per_decision"])
 
 
+def cpu_share_at(b: dict[str, Any], share: str) -> float | None:
+    """The server's CPU (cores) in (c)'s run at ``share`` of (b)'s rate over its CPU in (b)
+    flat out: how busy "that share of capacity" keeps it."""
+    game, paced = b.get("game"), b.get(f"c_{share}")
+    if not (game and paced):
+        return None
+    flat_out = game["per_s"] * (game["server_cpu_us_per_message"] or 0.0)
+    busy = paced["per_s"] * (paced.get("server_cpu_us_per_decision") or 0.0)
+    return busy / flat_out if flat_out and busy else None
+
+
 def report(results: dict[str, Any]) -> None:
     table = Table(title="make bench (b)-(g): the server")
     for column in ("", "figure", "value", "target", "ratio to target", ""):
@@ -1161,6 +1172,16 @@ def report(results: dict[str, Any]) -> None:
                     f"the game's rate in lock-step tables, {fmt(echo_half, 0)} / at full rate "
                     f"{fmt(echo_full, 0)} us (the second ratio)",
                     f"{fmt(game_half / cpu_game)} / {fmt(echo_half / echo_full)}",
+                )
+        for share in ("0.25", "0.5"):
+            busy = cpu_share_at(b, share)
+            if busy is not None:
+                info_row(
+                    table,
+                    "(c)",
+                    f"at {share} of (b)'s decisions/s, the server's CPU / its CPU flat out "
+                    "(a message costs more with fewer per wake-up)",
+                    fmt(busy),
                 )
     client_gc = results.get("client_gc")
     if client_gc:

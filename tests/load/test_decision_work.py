@@ -59,3 +59,15 @@ def test_the_bench_reports_the_split_only_when_every_part_was_measured() -> None
     assert parts is not None and parts.rest_us == pytest.approx(189.0)
     b["memory_game"] = {"server_cpu_us_per_message": None}  # its CPU was not read
     assert bench.decision_parts(b) is None
+
+
+def test_how_busy_a_share_of_capacity_keeps_the_server() -> None:
+    bench = _module("bench_server")
+    b = {
+        "game": {"per_s": 2000.0, "server_cpu_us_per_message": 500.0},  # 1.0 core flat out
+        "c_0.5": {"per_s": 1000.0, "server_cpu_us_per_decision": 750.0},  # 0.75 core
+    }
+    assert bench.cpu_share_at(b, "0.5") == pytest.approx(0.75)
+    assert bench.cpu_share_at(b, "0.25") is None  # not run
+    b["c_0.25"] = {"per_s": 500.0, "server_cpu_us_per_decision": None}  # CPU not read
+    assert bench.cpu_share_at(b, "0.25") is None
