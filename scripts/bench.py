@@ -533,11 +533,15 @@ async def game_path(
     warmup: float,
     seconds: float,
     server_pid: int,
+    deals: int | None = None,
 ) -> WireResult:
-    """``tables`` matches of ``seats`` random bots at a time, replaced as they finish."""
+    """``tables`` matches of ``seats`` random bots at a time, replaced as they finish
+    (``deals`` in each: the game's default of 3 unless given)."""
     window = Window.after(warmup, seconds)
     tally = GameTally()
     options = {"edition": edition}
+    if deals is not None:
+        options["deals"] = str(deals)
 
     def make_on_ack(bot: TimedRandomBot) -> Callable[[Any, Any], None]:
         def on_ack(_request: Any, _response: Any) -> None:

@@ -78,11 +78,13 @@ from bench import (  # type: ignore[import-not-found,unused-ignore]  # scripts/ 
     sample_cpu,
 )
 from decision_work import (  # type: ignore[import-not-found,unused-ignore]  # scripts/
+    LONG_DEALS,
     Breakdown,
     breakdown,
     decision_work,
     echo_share_without,
     floor_in_echo_messages,
+    match_events,
 )
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rich.console import Console
@@ -658,18 +660,57 @@ async def serial_baseline(
             await channel.close()
 
 
-async def memory_game(port: int, args: argparse.Namespace, pid: int) -> Any:
+MEMORY_ROUNDS = 3
+"""Alternations of the memory store's short and long matches: the two drift together."""
+
+
+def pooled(windows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Several game-path windows as one: decisions and server CPU summed (the first
+    window's other fields kept)."""
+    count = sum(w["count"] for w in windows)
+    started = sum(w.get("matches_started", 0) for w in windows)
+    finished = sum(w.get("matches_finished", 0) for w in windows)
+    seconds = sum(w["seconds"] for w in windows)
+    cpu_us = sum((w["server_cpu_us_per_message"] or 0.0) * w["count"] for w in windows)
+    known = all(w["server_cpu_us_per_message"] is not None for w in windows)
+    return {
+        **windows[0],
+        "count": count,
+        "seconds": seconds,
+        "per_s": count / seconds if seconds else 0.0,
+        "server_cpu_us_per_message": cpu_us / count if count and known else None,
+        "matches_started": started,
+        "matches_finished": finished,
+        "windows": len(windows),
+    }
+
+
+async def memory_game(
+    port: int, args: argparse.Namespace, pid: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(b)'s game path on a server whose store is memory: its CPU per decision, less than
-    the SQLite server's by what the store costs (``decision_work.breakdown``)."""
+    the SQLite server's by what the store costs; and the same in matches of ``LONG_DEALS``
+    deals, whose decisions carry a tenth of a match's setup and end
+    (``decision_work.breakdown``). ``MEMORY_ROUNDS`` alternations of the two, each window
+    a ``MEMORY_ROUNDS``-th of ``args.seconds``, pooled."""
     target = f"127.0.0.1:{port}"
     chans = await channels(target, 16)
+    seconds = args.seconds / MEMORY_ROUNDS
     try:
         clients = [AsyncClient(target, channel=c) for c in chans]
         console.print(
-            f"[dim](b) game, memory store: 16 matches x {SEATS} bots, {args.seconds:g} s...[/]"
+            f"[dim](b) game, memory store: 16 matches x {SEATS} bots, of 3 and of "
+            f"{LONG_DEALS} deals in turn, {MEMORY_ROUNDS} x {seconds:.3g} s each...[/]"
         )
-        game = await game_path(clients, 16, SEATS, "trial", args.warmup, args.seconds, pid)
-        return game.as_json()
+        short: list[dict[str, Any]] = []
+        long: list[dict[str, Any]] = []
+        for _ in range(MEMORY_ROUNDS):
+            for deals, into in ((None, short), (LONG_DEALS, long)):
+                game = await game_path(
+                    clients, 16, SEATS, "trial", args.warmup, seconds, pid, deals=deals
+                )
+                into.append(game.as_json())
+        return pooled(short), pooled(long)
     finally:
         for channel in chans:
             await channel.close()
@@ -956,7 +997,15 @@ def decision_parts(b: dict[str, Any]) -> Breakdown | None:
     transport = shaped["server_cpu_us_per_message"]
     if not (decision and memory_decision and transport):
         return None
-    return breakdown(decision, memory_decision, transport, work["us_per_decision"])
+    long_game = b.get("memory_game_long") or {}
+    long_us, long_events = long_game.get("server_cpu_us_per_message"), match_events(long_game)
+    events = match_events(memory)
+    long = (
+        (long_us, long_events, events)
+        if long_us and long_events is not None and events is not None
+        else None
+    )
+    return breakdown(decision, memory_decision, transport, work["us_per_decision"], long)
 
 
 def cpu_share_at(b: dict[str, Any], share: str) -> float | None:
@@ -1069,7 +1118,11 @@ def report(results: dict[str, Any]) -> None:
                 ),
                 ("its own work, in process (parse, engine, views, ack)", parts.own_work_us),
                 ("the store (SQLite less the memory store, same run)", parts.store_us),
-                ("the rest: the server's own machinery around them", parts.rest_us),
+                (
+                    f"the matches' setups and ends (from matches of 3 and of {LONG_DEALS} deals)",
+                    parts.matches_us,
+                ),
+                ("the rest: the server's own machinery on each decision", parts.rest_us),
             ):
                 info_row(
                     table,
@@ -1080,8 +1133,9 @@ def report(results: dict[str, Any]) -> None:
             info_row(
                 table,
                 "(b)",
-                "by CPU, were the rest free (the echo over messages + own work + store)",
-                fmt(echo_share_without(parts, cpu_echo_us, rest_us=0.0), 3),
+                "by CPU, were the machinery free (the rest and the matches' share; the echo "
+                "over messages + own work + store)",
+                fmt(echo_share_without(parts, cpu_echo_us), 3),
             )
             info_row(
                 table,
@@ -1369,7 +1423,10 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             proc = bench_server(folder, None, "memory")
             try:
                 port = await proc.start_async(within_s=60)
-                results["b"]["memory_game"] = await memory_game(port, args, proc.pid)
+                (
+                    results["b"]["memory_game"],
+                    results["b"]["memory_game_long"],
+                ) = await memory_game(port, args, proc.pid)
                 results["b"]["memory_c_0.5"] = await without_disk(
                     port, args, proc.pid, half["think_mean_ms"]
                 )

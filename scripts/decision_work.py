@@ -12,8 +12,12 @@ module splits that decision (``scripts/bench_server.py`` prints the split every 
 * **the transport**: the echo with two replies of each message (a decision's messages, no
   server work), from the same run;
 * **the store**: the server's CPU per decision on SQLite less the same on the memory store;
-* **the rest**: what the server spends around those (the runtime's exactly-once and
-  cancellation machinery, locks, tasks, the limits' and error layers, snapshots, clocks).
+* **the matches' setups and ends**, the share of each decision: from the memory store's
+  decision in the bench's matches and in matches ten times as long, and the matches
+  begun and ended per decision in each;
+* **the rest**: what the server spends around those on each decision (the runtime's
+  exactly-once and cancellation machinery, locks, tasks, the limits' and error layers,
+  snapshots, clocks).
 
 Run alone: ``.venv/bin/python scripts/decision_work.py [seconds]``.
 """
@@ -141,45 +145,84 @@ def decision_work(seconds: float, edition: str = "trial", seats: int = 4) -> Dec
     return DecisionWork(1e6 * spent / decisions, decisions, views, matches)
 
 
+LONG_DEALS = 30
+"""Deals in the long matches, ten times the default's 3, whose decisions carry a tenth of
+the matches' setups and ends at most."""
+
+
 @dataclass(frozen=True)
 class Breakdown:
-    """A decision's server CPU (us) split into parts; :func:`breakdown`."""
+    """A decision's server CPU (us) split into parts; :func:`breakdown`. ``matches_us``:
+    the share of each match's setup and end (None when not measured; then it is in
+    ``rest_us``)."""
 
     decision_us: float
     transport_us: float
     own_work_us: float
     store_us: float
+    matches_us: float | None
     rest_us: float
 
-    def as_json(self) -> dict[str, float]:
+    @property
+    def machinery_us(self) -> float:
+        """What the server spends around the messages, the work and the store."""
+        return self.rest_us + (self.matches_us or 0.0)
+
+    def as_json(self) -> dict[str, float | None]:
         return {
             "decision_us": self.decision_us,
             "transport_us": self.transport_us,
             "own_work_us": self.own_work_us,
             "store_us": self.store_us,
+            "matches_us": self.matches_us,
             "rest_us": self.rest_us,
         }
 
 
 def breakdown(
-    decision_us: float, memory_decision_us: float, transport_us: float, own_work_us: float
+    decision_us: float,
+    memory_decision_us: float,
+    transport_us: float,
+    own_work_us: float,
+    long: tuple[float, float, float] | None = None,
 ) -> Breakdown:
     """Split ``decision_us`` (the server on SQLite): the store is what it costs over the
     same server on the memory store, the transport and the own work are measured apart,
-    and the rest is what remains of the memory store's decision."""
+    and the rest is what remains of the memory store's decision.
+
+    With ``long`` = (the memory store's decision in long matches, matches begun or ended
+    per decision there, the same in the bench's matches), the matches' setups and ends
+    come out of the rest. A decision costs ``a + S * m`` with ``m`` matches begun or ended
+    per decision and ``S`` the cost of each; two runs that differ in ``m`` give ``S``."""
+    matches = None
+    if long is not None:
+        long_us, long_events, events = long
+        if events > long_events:
+            each = (memory_decision_us - long_us) / (events - long_events)
+            matches = each * events
     return Breakdown(
         decision_us=decision_us,
         transport_us=transport_us,
         own_work_us=own_work_us,
         store_us=decision_us - memory_decision_us,
-        rest_us=memory_decision_us - transport_us - own_work_us,
+        matches_us=matches,
+        rest_us=memory_decision_us - transport_us - own_work_us - (matches or 0.0),
     )
 
 
-def echo_share_without(parts: Breakdown, echo_us: float, *, rest_us: float) -> float:
-    """(b) by CPU (the echo's us per message over a decision's) if the rest cost
-    ``rest_us`` instead, every other part as measured."""
-    decision = parts.transport_us + parts.own_work_us + parts.store_us + rest_us
+def match_events(window: dict[str, Any]) -> float | None:
+    """Matches begun or ended in a game-path window (``bench.game_path``) per decision."""
+    count = int(window.get("count") or 0)
+    if not count:
+        return None
+    events = int(window.get("matches_started", 0)) + int(window.get("matches_finished", 0))
+    return events / count
+
+
+def echo_share_without(parts: Breakdown, echo_us: float) -> float:
+    """(b) by CPU (the echo's us per message over a decision's) were the machinery (the
+    rest and the matches' share) free, every other part as measured."""
+    decision = parts.transport_us + parts.own_work_us + parts.store_us
     return echo_us / decision
 
 

@@ -35,14 +35,37 @@ def test_the_split_adds_up_to_the_decision() -> None:
     module = _module("decision_work")
     parts = module.breakdown(430.0, 335.0, 98.0, 48.0)
     assert parts.store_us == pytest.approx(95.0)
+    assert parts.matches_us is None  # not measured: in the rest
     assert parts.rest_us == pytest.approx(189.0)
     total = parts.transport_us + parts.own_work_us + parts.store_us + parts.rest_us
     assert total == pytest.approx(parts.decision_us)
-    # By CPU with the rest free: the echo's 71 us over 98 + 48 + 95.
-    assert module.echo_share_without(parts, 71.0, rest_us=0.0) == pytest.approx(71 / 241)
-    assert module.echo_share_without(parts, 71.0, rest_us=parts.rest_us) == pytest.approx(71 / 430)
+    # By CPU with the machinery free: the echo's 71 us over 98 + 48 + 95.
+    assert module.echo_share_without(parts, 71.0) == pytest.approx(71 / 241)
     # Messages and own work: (98 + 48) / 71 echo messages, more than the 2 of 0.5.
     assert module.floor_in_echo_messages(parts, 71.0) == pytest.approx(146 / 71)
+
+
+def test_long_matches_take_the_matches_share_out_of_the_rest() -> None:
+    module = _module("decision_work")
+    # A match costs S = 4,500 us: 2 events (begun, ended) of 2,250 us. 0.02 events per
+    # decision in the bench's matches (45 us each), 0.002 in long ones (4.5 us).
+    long = (335.0 - 45.0 + 4.5, 0.002, 0.02)
+    parts = module.breakdown(430.0, 335.0, 98.0, 48.0, long)
+    assert parts.matches_us == pytest.approx(45.0)
+    assert parts.rest_us == pytest.approx(189.0 - 45.0)
+    assert parts.machinery_us == pytest.approx(189.0)
+    total = (
+        parts.transport_us + parts.own_work_us + parts.store_us + parts.matches_us + parts.rest_us
+    )
+    assert total == pytest.approx(parts.decision_us)
+    # Long windows with no match begun or ended at all: the difference is the whole share.
+    parts = module.breakdown(430.0, 335.0, 98.0, 48.0, (335.0 - 45.0, 0.0, 0.02))
+    assert parts.matches_us == pytest.approx(45.0)
+    # No fewer match events in the long run: nothing to tell them apart by.
+    assert module.breakdown(430.0, 335.0, 98.0, 48.0, (300.0, 0.02, 0.02)).matches_us is None
+    window = {"count": 1000, "matches_started": 9, "matches_finished": 11}
+    assert module.match_events(window) == pytest.approx(0.02)
+    assert module.match_events({"count": 0}) is None
 
 
 def test_the_bench_reports_the_split_only_when_every_part_was_measured() -> None:
@@ -57,6 +80,17 @@ def test_the_bench_reports_the_split_only_when_every_part_was_measured() -> None
     b["memory_game"] = {"server_cpu_us_per_message": 335.0}
     parts = bench.decision_parts(b)
     assert parts is not None and parts.rest_us == pytest.approx(189.0)
+    assert parts.matches_us is None
+    b["memory_game"].update(count=1000, matches_started=10, matches_finished=10)
+    b["memory_game_long"] = {
+        "server_cpu_us_per_message": 335.0 - 40.5,
+        "count": 1000,
+        "matches_started": 1,
+        "matches_finished": 1,
+    }
+    parts = bench.decision_parts(b)
+    assert parts is not None and parts.matches_us == pytest.approx(45.0)
+    assert parts.rest_us == pytest.approx(144.0)
     b["memory_game"] = {"server_cpu_us_per_message": None}  # its CPU was not read
     assert bench.decision_parts(b) is None
 
@@ -71,3 +105,16 @@ def test_how_busy_a_share_of_capacity_keeps_the_server() -> None:
     assert bench.cpu_share_at(b, "0.25") is None  # not run
     b["c_0.25"] = {"per_s": 500.0, "server_cpu_us_per_decision": None}  # CPU not read
     assert bench.cpu_share_at(b, "0.25") is None
+
+
+def test_pooled_windows_weigh_each_by_its_decisions() -> None:
+    bench = _module("bench_server")
+    windows = [
+        {"count": 1000, "seconds": 2.0, "per_s": 500.0, "server_cpu_us_per_message": 400.0},
+        {"count": 3000, "seconds": 2.0, "per_s": 1500.0, "server_cpu_us_per_message": 300.0},
+    ]
+    one = bench.pooled(windows)
+    assert one["count"] == 4000 and one["per_s"] == pytest.approx(1000.0)
+    assert one["server_cpu_us_per_message"] == pytest.approx(325.0)  # (0.4 s + 0.9 s) / 4000
+    windows[1]["server_cpu_us_per_message"] = None  # one window's CPU was not read
+    assert bench.pooled(windows)["server_cpu_us_per_message"] is None
