@@ -10,7 +10,11 @@ temporary folder (fsync'd group commit, as in production), and this process is t
     acting), next to a no-op ``EchoStream`` ping-pong driven by the same client on the same
     channel (both from ``scripts/bench.py``). The ratio b/echo is messages per second; the
     machine is shared, so server CPU per decision against server CPU per echo message is
-    shown beside it (the ratio that does not depend on what else runs).
+    shown beside it (the ratio that does not depend on what else runs). A decision's server
+    CPU is split (``scripts/decision_work.py``): its messages (the echo with two replies of
+    each), its own work (measured in this process before any server runs), the store
+    (SQLite less a memory-store server's game path), the matches' setups and ends (the
+    memory store in matches of 3 and of 30 deals, alternated) and the rest.
 (c) latency: submit->ack p50/p99/p99.9 at a quarter and at half of (b)'s rate. The same
     64 bots play; the load is lowered by think time (exponential, mean chosen from (b)
     and set by a 3 s pilot run so that the rate reached is the share wanted), not by
@@ -690,9 +694,9 @@ async def memory_game(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(b)'s game path on a server whose store is memory: its CPU per decision, less than
     the SQLite server's by what the store costs; and the same in matches of ``LONG_DEALS``
-    deals, whose decisions carry a tenth of a match's setup and end
-    (``decision_work.breakdown``). ``MEMORY_ROUNDS`` alternations of the two, each window
-    a ``MEMORY_ROUNDS``-th of ``args.seconds``, pooled."""
+    deals, in which few or no matches begin or end (``decision_work.breakdown`` tells the
+    matches' setups and ends from the two). ``MEMORY_ROUNDS`` alternations of the two,
+    each window a ``MEMORY_ROUNDS``-th of ``args.seconds``, pooled."""
     target = f"127.0.0.1:{port}"
     chans = await channels(target, 16)
     seconds = args.seconds / MEMORY_ROUNDS
@@ -1392,7 +1396,7 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     client_gc = PauseWatch().install()
     tune_for_server()
     if "b" in args.only:
-        # Before any server runs: the decision's own work, in this process, on a quiet host.
+        # Before any server runs: the decision's own work, in this process alone.
         console.print(f"[dim](b) a decision's own work, in process, {args.work_seconds:g} s...[/]")
         own_work = decision_work(args.work_seconds)
         proc = bench_server(folder, None, args.store)
@@ -1420,6 +1424,8 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             pauses.append(pause)
         half = results["b"].get("c_0.5")
         if args.store == "sqlite" and half:
+            # A server of its own, so that the matches its windows leave behind (their clocks
+            # run out 30 s later) do not play beside the (c) run below.
             proc = bench_server(folder, None, "memory")
             try:
                 port = await proc.start_async(within_s=60)
@@ -1427,6 +1433,14 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                     results["b"]["memory_game"],
                     results["b"]["memory_game_long"],
                 ) = await memory_game(port, args, proc.pid)
+            finally:
+                proc.stop()
+            pause = largest_gc_pause_ms(proc.log_path.read_text(errors="replace"))
+            if pause is not None:
+                pauses.append(pause)
+            proc = bench_server(folder, None, "memory")
+            try:
+                port = await proc.start_async(within_s=60)
                 results["b"]["memory_c_0.5"] = await without_disk(
                     port, args, proc.pid, half["think_mean_ms"]
                 )
