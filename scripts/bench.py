@@ -442,6 +442,10 @@ async def echo_stream(
                 if now >= start:
                     n += 1
             await call.done_writing()
+        except BaseException:
+            if barrier is not None:  # the rest of the table would wait for this one forever
+                await barrier.abort()
+            raise
         finally:
             call.cancel()
             counts[index] = n

@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
@@ -550,7 +551,9 @@ async def throughput_and_latency(
             f"[dim](b) echo stream, {SHAPED_REPLIES} replies of each message: 64 streams, "
             f"{args.seconds:g} s...[/]"
         )
-        shaped = await echo_stream(
+        # A decision's shape: one message in, its two replies out, no server work.
+        shaped_echo = functools.partial(
+            echo_stream,
             stubs,
             tables * SEATS,
             args.warmup,
@@ -559,6 +562,7 @@ async def throughput_and_latency(
             replies=SHAPED_REPLIES,
             extra_bytes=SHAPED_EXTRA_BYTES,
         )
+        shaped = await shaped_echo()
         console.print(f"[dim](b) game: {tables} matches x {SEATS} bots, {args.seconds:g} s...[/]")
         threads_before = thread_cpu_seconds(pid)
         game = await game_path(clients, tables, SEATS, "trial", args.warmup, args.seconds, pid)
@@ -579,17 +583,7 @@ async def throughput_and_latency(
                 f"{game.per_s / 2:,.0f} exchanges/s, tables of {SEATS} in lock-step: "
                 f"64 streams, {args.seconds:g} s...[/]"
             )
-            at_half = await echo_stream(
-                stubs,
-                tables * SEATS,
-                args.warmup,
-                args.seconds,
-                pid,
-                replies=SHAPED_REPLIES,
-                extra_bytes=SHAPED_EXTRA_BYTES,
-                rate=game.per_s / 2,
-                table=SEATS,
-            )
+            at_half = await shaped_echo(rate=game.per_s / 2, table=SEATS)
             results["echo_shaped_at_half"] = at_half.as_json()
         capacity = game.per_s
         bots = tables * SEATS

@@ -168,16 +168,6 @@ class Breakdown:
         """What the server spends around the messages, the work and the store."""
         return self.rest_us + (self.matches_us or 0.0)
 
-    def as_json(self) -> dict[str, float | None]:
-        return {
-            "decision_us": self.decision_us,
-            "transport_us": self.transport_us,
-            "own_work_us": self.own_work_us,
-            "store_us": self.store_us,
-            "matches_us": self.matches_us,
-            "rest_us": self.rest_us,
-        }
-
 
 def breakdown(
     decision_us: float,

@@ -4,28 +4,16 @@ streams in lock-step tables as Take 5's seats are (``scripts/bench.py``: ``echo_
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
-from types import ModuleType
 
 import grpc
 import pytest
+from scripts_import import script  # tests/load is on sys.path
 
 from speeltafel.sdk.v1 import diagnostics_pb2_grpc
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.store.memory import MemoryStore
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench() -> ModuleType:
-    scripts = str(ROOT / "scripts")
-    if scripts not in sys.path:  # the scripts import each other as plain modules
-        sys.path.insert(0, scripts)
-    return importlib.import_module("bench")
 
 
 @pytest.fixture
@@ -44,7 +32,7 @@ async def stubs() -> AsyncIterator[list[diagnostics_pb2_grpc.DiagnosticsServiceS
 async def test_a_paced_echo_keeps_to_its_rate_and_ends(
     stubs: list[diagnostics_pb2_grpc.DiagnosticsServiceStub], table: int
 ) -> None:
-    bench = _bench()
+    bench = script("bench")
     result = await asyncio.wait_for(
         bench.echo_stream(
             stubs, 8, 0.2, 1.0, os.getpid(), replies=2, extra_bytes=16, rate=120.0, table=table
@@ -59,7 +47,7 @@ async def test_a_paced_echo_keeps_to_its_rate_and_ends(
 async def test_lockstep_tables_end_together_unpaced(
     stubs: list[diagnostics_pb2_grpc.DiagnosticsServiceStub],
 ) -> None:
-    bench = _bench()
+    bench = script("bench")
     result = await asyncio.wait_for(
         bench.echo_stream(stubs, 8, 0.1, 0.5, os.getpid(), replies=2, table=4), timeout=20
     )

@@ -5,24 +5,14 @@ each slow ack put down to a disk stall, a match's setup, or neither
 from __future__ import annotations
 
 import asyncio
-import importlib
-import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench_server() -> ModuleType:
-    scripts = str(ROOT / "scripts")
-    if scripts not in sys.path:  # the scripts import each other as plain modules
-        sys.path.insert(0, scripts)
-    return importlib.import_module("bench_server")
+from scripts_import import script  # tests/load is on sys.path
 
 
 def test_each_slow_ack_is_put_down_to_a_stall_a_setup_or_neither() -> None:
-    bench = _bench_server()
+    bench = script("bench_server")
     timed = [(0.000, 0.0003), (0.020, 0.080), (0.100, 0.0002)]  # one stall: 20-100 ms
     setups = [(1.000, 1.010)]
     spans = [
@@ -50,7 +40,7 @@ def test_each_slow_ack_is_put_down_to_a_stall_a_setup_or_neither() -> None:
 
 
 def test_a_span_that_only_touches_a_stall_is_not_in_it() -> None:
-    bench = _bench_server()
+    bench = script("bench_server")
     assert not bench.overlaps((0.0, 1.0), [(1.0, 2.0)])
     assert not bench.overlaps((2.0, 3.0), [(1.0, 2.0)])
     assert bench.overlaps((0.5, 1.5), [(1.0, 2.0)])
@@ -60,7 +50,7 @@ def test_a_span_that_only_touches_a_stall_is_not_in_it() -> None:
 def test_the_disk_probe_times_fdatasyncs_inside_its_window_and_cleans_up(
     tmp_path: Path,
 ) -> None:
-    bench = _bench_server()
+    bench = script("bench_server")
     window = bench.Window.after(0.1, 0.4)
     timed = asyncio.run(bench.disk_probe(tmp_path, window))
     assert len(timed) >= 5  # one every 20 ms, unless the disk stalled for most of it

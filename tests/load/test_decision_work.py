@@ -3,25 +3,12 @@ decision's own work measured in process, and the arithmetic of the split."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _module(name: str) -> ModuleType:
-    scripts = str(ROOT / "scripts")
-    if scripts not in sys.path:  # the scripts import each other as plain modules
-        sys.path.insert(0, scripts)
-    return importlib.import_module(name)
+from scripts_import import script  # tests/load is on sys.path
 
 
 def test_own_work_plays_whole_matches_with_a_view_per_decision() -> None:
-    work = _module("decision_work").decision_work(0.05)
+    work = script("decision_work").decision_work(0.05)
     assert work.matches >= 1 and work.decisions > 0
     assert work.us_per_decision > 0.0
     # Take 5's sealed selections: each turn, every seat decides once and then every seat
@@ -32,7 +19,7 @@ def test_own_work_plays_whole_matches_with_a_view_per_decision() -> None:
 
 
 def test_the_split_adds_up_to_the_decision() -> None:
-    module = _module("decision_work")
+    module = script("decision_work")
     parts = module.breakdown(430.0, 335.0, 98.0, 48.0)
     assert parts.store_us == pytest.approx(95.0)
     assert parts.matches_us is None  # not measured: in the rest
@@ -46,7 +33,7 @@ def test_the_split_adds_up_to_the_decision() -> None:
 
 
 def test_long_matches_take_the_matches_share_out_of_the_rest() -> None:
-    module = _module("decision_work")
+    module = script("decision_work")
     # A match costs S = 4,500 us: 2 events (begun, ended) of 2,250 us. 0.02 events per
     # decision in the bench's matches (45 us each), 0.002 in long ones (4.5 us).
     long = (335.0 - 45.0 + 4.5, 0.002, 0.02)
@@ -69,7 +56,7 @@ def test_long_matches_take_the_matches_share_out_of_the_rest() -> None:
 
 
 def test_the_bench_reports_the_split_only_when_every_part_was_measured() -> None:
-    bench = _module("bench_server")
+    bench = script("bench_server")
     b = {
         "game": {"server_cpu_us_per_message": 430.0},
         "echo_shaped": {"server_cpu_us_per_message": 98.0},
@@ -96,7 +83,7 @@ def test_the_bench_reports_the_split_only_when_every_part_was_measured() -> None
 
 
 def test_how_busy_a_share_of_capacity_keeps_the_server() -> None:
-    bench = _module("bench_server")
+    bench = script("bench_server")
     b = {
         "game": {"per_s": 2000.0, "server_cpu_us_per_message": 500.0},  # 1.0 core flat out
         "c_0.5": {"per_s": 1000.0, "server_cpu_us_per_decision": 750.0},  # 0.75 core
@@ -108,7 +95,7 @@ def test_how_busy_a_share_of_capacity_keeps_the_server() -> None:
 
 
 def test_pooled_windows_weigh_each_by_its_decisions() -> None:
-    bench = _module("bench_server")
+    bench = script("bench_server")
     windows = [
         {"count": 1000, "seconds": 2.0, "per_s": 500.0, "server_cpu_us_per_message": 400.0},
         {"count": 3000, "seconds": 2.0, "per_s": 1500.0, "server_cpu_us_per_message": 300.0},
