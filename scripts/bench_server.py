@@ -90,6 +90,7 @@ from decision_work import (  # type: ignore[import-not-found,unused-ignore]  # s
     echo_share_without,
     floor_in_echo_messages,
     match_events,
+    measure_runtime_work,
 )
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rich.console import Console
@@ -987,6 +988,7 @@ def decision_parts(b: dict[str, Any]) -> Breakdown | None:
     """The split of (b)'s decision (:func:`decision_work.breakdown`) when the run measured
     every part: the memory store's game path, the shaped echo and the own work."""
     memory, work = b.get("memory_game"), b.get("own_work")
+    runtime = (b.get("runtime_work") or {}).get("us_per_decision")
     shaped = b.get("echo_shaped")
     if not (memory and shaped and work):
         return None
@@ -1003,7 +1005,9 @@ def decision_parts(b: dict[str, Any]) -> Breakdown | None:
         if long_us and long_events is not None and events is not None
         else None
     )
-    return breakdown(decision, memory_decision, transport, work["us_per_decision"], long)
+    return breakdown(
+        decision, memory_decision, transport, work["us_per_decision"], long, runtime or None
+    )
 
 
 def cpu_share_at(b: dict[str, Any], share: str) -> float | None:
@@ -1121,7 +1125,17 @@ def report(results: dict[str, Any]) -> None:
                     parts.matches_us,
                 ),
                 ("the rest: the server's own machinery on each decision", parts.rest_us),
+                (
+                    "of the machinery (rest and matches' share): the runtime's, in process",
+                    parts.runtime_machinery_us,
+                ),
+                (
+                    "of the machinery: the transport's layers (what the runtime's leaves)",
+                    parts.transport_layers_us,
+                ),
             ):
+                if us is None:
+                    continue
                 info_row(
                     table,
                     "(b)",
@@ -1393,6 +1407,11 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         # Before any server runs: the decision's own work, in this process alone.
         console.print(f"[dim](b) a decision's own work, in process, {args.work_seconds:g} s...[/]")
         own_work = decision_work(args.work_seconds)
+        console.print(
+            f"[dim](b) the same decisions through the runtime, in process, "
+            f"{args.work_seconds:g} s...[/]"
+        )
+        runtime_work = await measure_runtime_work(args.work_seconds)
         proc = bench_server(folder, None, args.store)
         try:
             port = await proc.start_async(within_s=60)
@@ -1400,6 +1419,7 @@ async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         finally:
             proc.stop()
         results["b"]["own_work"] = own_work.as_json()
+        results["b"]["runtime_work"] = runtime_work.as_json()
         text = proc.log_path.read_text(errors="replace")
         results["b"]["gc"] = gc_summary(text)
         pause = largest_gc_pause_ms(text)

@@ -17,13 +17,18 @@ module splits that decision (``scripts/bench_server.py`` prints the split every 
   begun and ended per decision in each;
 * **the rest**: what the server spends around those on each decision (the runtime's
   exactly-once and cancellation machinery, locks, tasks, the limits' and error layers,
-  snapshots, clocks).
+  snapshots, clocks). With the matches' share it is the server's machinery, which splits
+  once more: **the runtime's**, measured here in process as well (the same decisions
+  through the runtime and the service's helpers, no gRPC: :func:`measure_runtime_work`,
+  less the own work), and **the transport's layers**, what is left (interceptors, the
+  Play stream's reader task and wake-ups, the calls that set matches up).
 
 Run alone: ``.venv/bin/python scripts/decision_work.py [seconds]``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 import sys
@@ -145,6 +150,141 @@ def decision_work(seconds: float, edition: str = "trial", seats: int = 4) -> Dec
     return DecisionWork(1e6 * spent / decisions, decisions, views, matches)
 
 
+@dataclass
+class RuntimeWork:
+    """CPU of the bench's thread per decision through the runtime, over ``decisions``."""
+
+    us_per_decision: float
+    decisions: int
+    views: int
+    matches: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "us_per_decision": self.us_per_decision,
+            "decisions": self.decisions,
+            "views": self.views,
+            "matches": self.matches,
+        }
+
+
+def runtime_work(
+    seconds: float,
+    edition: str = "trial",
+    seats: int = 4,
+    tables: int = 16,
+    deals: int | None = None,
+) -> RuntimeWork:
+    """:func:`measure_runtime_work` on a loop of its own (uvloop, as the server's)."""
+    from speeltafel.server.rpc.server import run_event_loop
+
+    measured: list[RuntimeWork] = []
+
+    async def main() -> None:
+        measured.append(await measure_runtime_work(seconds, edition, seats, tables, deals))
+
+    run_event_loop(main())
+    return measured[0]
+
+
+async def measure_runtime_work(
+    seconds: float,
+    edition: str = "trial",
+    seats: int = 4,
+    tables: int = 16,
+    deals: int | None = None,
+) -> RuntimeWork:
+    """The server's decision without its transport: ``tables`` random Take 5 matches at a
+    time, replaced as they end, through the runtime (memory store) and the service's
+    helpers, on the running loop and with no gRPC.
+
+    Each seat does in one task what its Play stream's two tasks do on the server: take the
+    next update of its outbox and write it as the stream would (a result as a
+    ``PlayResponse``, a view as the service's bytes), and when the view asks it to act,
+    parse a submit from its bytes and hand it to the service's submit with the stream's
+    acknowledgement callback. Matches are created and joined through the runtime. So the
+    figure is the own work with the runtime's machinery around it (exactly-once, the
+    pipeline, the owned task, locks, snapshots, outboxes, clocks, the matches' setups and
+    ends) and without gRPC, the interceptors, the reader task and the streams' wake-ups.
+    The client's choice, from the engine's legal actions, is a small part of it. ``deals``:
+    in each match (the game's default of 3 unless given)."""
+    # Imported here: the own-work figure alone needs none of the server's runtime.
+    from speeltafel.server.app.runtime import MatchRuntime
+    from speeltafel.server.rpc.server import configure_logging
+    from speeltafel.server.rpc.service import MatchService
+    from speeltafel.server.store.memory import MemoryStore
+
+    configure_logging("warning")  # as the bench's server runs
+    runtime = MatchRuntime(MemoryStore())
+    service = MatchService(runtime)
+    wire = WIRES["take5"]
+    game = get_game("take5")
+    options = {"edition": edition} | ({} if deals is None else {"deals": str(deals)})
+    tally = {"decisions": 0, "views": 0, "matches": 0}
+    end = time.perf_counter() + seconds
+
+    async def seat_loop(match: Any, seat: int, chooser: random.Random) -> None:
+        outbox = runtime.subscribe(match, seat, 0, only_when_acting=True)
+        try:
+            while True:
+                update = await outbox.get()
+                snapshot = update.snapshot
+                if snapshot is None:
+                    match_service_pb2.PlayResponse(result=update.result).SerializeToString()
+                    continue
+                service._view_response(match, snapshot, seat, update.resync)
+                tally["views"] += 1
+                if snapshot.status == "finished":
+                    return
+                if seat not in snapshot.to_act:
+                    continue
+                choice = chooser.choice(game.legal_actions(snapshot.state, seat))
+                request = match_service_pb2.PlayRequest()
+                submit = request.submit
+                submit.match_id = match.id
+                submit.expected_version = snapshot.version
+                submit.request_id = f"{chooser.getrandbits(128):032x}"
+                submit.action.CopyFrom(wire.action_to_proto(choice))
+                parsed = match_service_pb2.PlayRequest.FromString(
+                    request.SerializeToString()
+                ).submit
+                result = match_service_pb2.ActionResult(request_id=parsed.request_id)
+
+                def acknowledge(ack: Any, result: Any = result) -> None:
+                    result.accepted.seq = ack.seq
+                    result.accepted.version = ack.version
+                    outbox.push_result(result)
+
+                await service._submit(match, seat, parsed, on_ack=acknowledge)
+                tally["decisions"] += 1
+        finally:
+            runtime.unsubscribe(match, outbox)
+
+    async def table(index: int) -> None:
+        number = 0
+        while time.perf_counter() < end:
+            number += 1
+            match = (await runtime.create_match("take5", seats, options)).match
+            for seat in range(seats):
+                await runtime.join(match.id, seat, f"bot-{seat}", b"")
+            chooser = random.Random(index * 1_000_003 + number)
+            async with asyncio.TaskGroup() as group:
+                for seat in range(seats):
+                    group.create_task(seat_loop(match, seat, chooser))
+            tally["matches"] += 1
+
+    start = time.thread_time()
+    try:
+        await asyncio.gather(*(table(i) for i in range(tables)))
+    finally:
+        spent = time.thread_time() - start
+        await runtime.close()
+    decisions = tally["decisions"]
+    return RuntimeWork(
+        1e6 * spent / decisions if decisions else 0.0, decisions, tally["views"], tally["matches"]
+    )
+
+
 LONG_DEALS = 30
 """Deals in the long matches, ten times the default's 3, whose decisions carry a tenth of
 the matches' setups and ends at most."""
@@ -154,7 +294,8 @@ the matches' setups and ends at most."""
 class Breakdown:
     """A decision's server CPU (us) split into parts; :func:`breakdown`. ``matches_us``:
     the share of each match's setup and end (None when not measured; then it is in
-    ``rest_us``)."""
+    ``rest_us``). ``runtime_us``: the decision through the runtime with no transport
+    (:func:`measure_runtime_work`; None when not measured)."""
 
     decision_us: float
     transport_us: float
@@ -162,11 +303,26 @@ class Breakdown:
     store_us: float
     matches_us: float | None
     rest_us: float
+    runtime_us: float | None = None
 
     @property
     def machinery_us(self) -> float:
         """What the server spends around the messages, the work and the store."""
         return self.rest_us + (self.matches_us or 0.0)
+
+    @property
+    def runtime_machinery_us(self) -> float | None:
+        """The part of the machinery measured in process: the runtime around the own work
+        (its matches' setups and ends without their calls included)."""
+        return None if self.runtime_us is None else self.runtime_us - self.own_work_us
+
+    @property
+    def transport_layers_us(self) -> float | None:
+        """The rest of the machinery: what the server's streams and calls cost beyond the
+        echo's messages and the runtime (interceptors, the Play stream's reader task and
+        wake-ups, the calls that set matches up)."""
+        runtime = self.runtime_machinery_us
+        return None if runtime is None else self.machinery_us - runtime
 
 
 def breakdown(
@@ -175,6 +331,7 @@ def breakdown(
     transport_us: float,
     own_work_us: float,
     long: tuple[float, float, float] | None = None,
+    runtime_us: float | None = None,
 ) -> Breakdown:
     """Split ``decision_us`` (the server on SQLite): the store is what it costs over the
     same server on the memory store, the transport and the own work are measured apart,
@@ -183,7 +340,10 @@ def breakdown(
     With ``long`` = (the memory store's decision in long matches, matches begun or ended
     per decision there, the same in the bench's matches), the matches' setups and ends
     come out of the rest. A decision costs ``a + S * m`` with ``m`` matches begun or ended
-    per decision and ``S`` the cost of each; two runs that differ in ``m`` give ``S``."""
+    per decision and ``S`` the cost of each; two runs that differ in ``m`` give ``S``.
+
+    With ``runtime_us`` (:func:`measure_runtime_work`), the machinery splits further into
+    the runtime's, measured in process, and the transport's layers, by subtraction."""
     matches = None
     if long is not None:
         long_us, long_events, events = long
@@ -197,6 +357,7 @@ def breakdown(
         store_us=decision_us - memory_decision_us,
         matches_us=matches,
         rest_us=memory_decision_us - transport_us - own_work_us - (matches or 0.0),
+        runtime_us=runtime_us,
     )
 
 
@@ -228,6 +389,11 @@ def main(argv: list[str]) -> int:
     print(
         f"a Take 5 decision's own work: {work.us_per_decision:.1f} us "
         f"({work.decisions:,} decisions, {work.views_per_decision:.2f} views each)"
+    )
+    through = runtime_work(seconds)
+    print(
+        f"the same through the runtime, no transport: {through.us_per_decision:.1f} us "
+        f"({through.decisions:,} decisions, {through.matches:,} matches)"
     )
     return 0
 

@@ -126,6 +126,7 @@ from speeltafel.server.store.base import (
     MatchLog,
     MatchStore,
     SeatJoined,
+    start_append,
 )
 
 T = TypeVar("T")
@@ -1140,9 +1141,9 @@ class MatchRuntime:
             )
             before = match.pending[-1] if match.pending else None
             entry = match.pipeline(row, state)
-            # Created before the lock is let go: the append reaches the store's queue ahead
-            # of the next submit's (tasks start in the order they were made).
-            appended = asyncio.get_running_loop().create_task(self.store.append(row))
+            # Begun before the lock is let go: the append reaches the store ahead of the next
+            # submit's (start_append keeps the order of its calls).
+            appended = start_append(self.store, row)
         return await self._durable(match, entry, before, appended, text, on_ack)
 
     async def _durable(
@@ -1150,7 +1151,7 @@ class MatchRuntime:
         match: Match,
         entry: Pipelined,
         before: Pipelined | None,
-        appended: asyncio.Task[AppendResult],
+        appended: asyncio.Future[AppendResult],
         text: str,
         on_ack: Callable[[Ack], None] | None,
     ) -> Ack:

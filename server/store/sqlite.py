@@ -476,29 +476,19 @@ class SqliteStore:
 
     async def append(self, row: ActionRow) -> AppendResult:
         """Store an action if its seq and request id are both new, and it follows the last."""
+        return await self._submit(_append_operation(row))
 
-        def operation(conn: sqlite3.Connection) -> AppendResult:
-            # One statement: inserted only when it follows the last stored seq (the
-            # sub-select) and its keys are new (ON CONFLICT). A look-up of the last seq
-            # and then the insert were two statements on the writer thread per action.
-            inserted = conn.execute(_APPEND_SQL, _append_params(row))
-            if inserted.rowcount == 1:
-                return AppendResult(AppendStatus.COMMITTED)
-            # Not the next seq, or a unique key refused it: a repeated request, or a conflict.
-            existing = conn.execute(
-                "SELECT seq, action, server_ms, clock_default FROM actions"
-                " WHERE match_id=? AND seat=? AND request_id=?",
-                (row.match_id, row.seat, row.request_id),
-            ).fetchone()
-            if existing is None:
-                return AppendResult(AppendStatus.CONFLICT)
-            seq, action, server_ms, clock_default = existing
-            stored = ActionRow(
-                row.match_id, seq, row.seat, row.request_id, action, server_ms, bool(clock_default)
-            )
-            return AppendResult(AppendStatus.DUPLICATE, stored)
-
-        return await self._submit(operation)
+    def start_append(self, row: ActionRow) -> asyncio.Future[AppendResult]:
+        """:meth:`append` begun at once: the row is on the writer's queue when this returns,
+        and the future is settled when it is durable, with no task or coroutine around it
+        (see :func:`~speeltafel.server.store.base.start_append`). A subclass that overrides
+        :meth:`append` (a test's faulty store) gets its own append, in a task."""
+        if type(self).append is not SqliteStore.append:
+            return asyncio.ensure_future(self.append(row))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[AppendResult] = loop.create_future()
+        self._queue.put((_append_operation(row), future, loop))
+        return future
 
     async def finish(self, finished: MatchFinished) -> None:
         """Mark a match finished (the first mark stays)."""
@@ -978,6 +968,33 @@ def _append_params(row: ActionRow) -> tuple[Any, ...]:
         row.match_id,
         row.seq - 1,
     )
+
+
+def _append_operation(row: ActionRow) -> Callable[[sqlite3.Connection], AppendResult]:
+    """The writer's operation that stores ``row`` (:meth:`SqliteStore.append`)."""
+
+    def operation(conn: sqlite3.Connection) -> AppendResult:
+        # One statement: inserted only when it follows the last stored seq (the
+        # sub-select) and its keys are new (ON CONFLICT). A look-up of the last seq
+        # and then the insert were two statements on the writer thread per action.
+        inserted = conn.execute(_APPEND_SQL, _append_params(row))
+        if inserted.rowcount == 1:
+            return AppendResult(AppendStatus.COMMITTED)
+        # Not the next seq, or a unique key refused it: a repeated request, or a conflict.
+        existing = conn.execute(
+            "SELECT seq, action, server_ms, clock_default FROM actions"
+            " WHERE match_id=? AND seat=? AND request_id=?",
+            (row.match_id, row.seat, row.request_id),
+        ).fetchone()
+        if existing is None:
+            return AppendResult(AppendStatus.CONFLICT)
+        seq, action, server_ms, clock_default = existing
+        stored = ActionRow(
+            row.match_id, seq, row.seat, row.request_id, action, server_ms, bool(clock_default)
+        )
+        return AppendResult(AppendStatus.DUPLICATE, stored)
+
+    return operation
 
 
 def _settle_all(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:

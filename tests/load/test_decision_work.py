@@ -18,6 +18,16 @@ def test_own_work_plays_whole_matches_with_a_view_per_decision() -> None:
     assert work.decisions >= work.matches * 40
 
 
+def test_the_runtime_plays_whole_matches_in_process() -> None:
+    module = script("decision_work")
+    work = module.runtime_work(0.05, tables=2)
+    # Each table plays the matches it begins to their ends: whole 3-deal matches of four
+    # seats, about a hundred decisions each, a view per decision as the bots ask for them.
+    assert work.matches >= 2 and work.decisions >= work.matches * 40
+    assert 0.9 <= work.views / work.decisions <= 1.3
+    assert work.us_per_decision > 0.0
+
+
 def test_the_split_adds_up_to_the_decision() -> None:
     module = script("decision_work")
     parts = module.breakdown(430.0, 335.0, 98.0, 48.0)
@@ -55,6 +65,25 @@ def test_long_matches_take_the_matches_share_out_of_the_rest() -> None:
     assert module.match_events({"count": 0}) is None
 
 
+def test_the_runtime_in_process_splits_the_machinery() -> None:
+    module = script("decision_work")
+    long = (335.0 - 45.0 + 4.5, 0.002, 0.02)
+    parts = module.breakdown(430.0, 335.0, 98.0, 48.0, long, runtime_us=148.0)
+    assert parts.machinery_us == pytest.approx(189.0)
+    assert parts.runtime_machinery_us == pytest.approx(100.0)  # 148 less the own work
+    assert parts.transport_layers_us == pytest.approx(89.0)
+    total = (
+        parts.transport_us
+        + parts.own_work_us
+        + parts.store_us
+        + parts.runtime_machinery_us
+        + parts.transport_layers_us
+    )
+    assert total == pytest.approx(parts.decision_us)
+    unmeasured = module.breakdown(430.0, 335.0, 98.0, 48.0, long)
+    assert unmeasured.runtime_machinery_us is None and unmeasured.transport_layers_us is None
+
+
 def test_the_bench_reports_the_split_only_when_every_part_was_measured() -> None:
     bench = script("bench_server")
     b = {
@@ -78,6 +107,11 @@ def test_the_bench_reports_the_split_only_when_every_part_was_measured() -> None
     parts = bench.decision_parts(b)
     assert parts is not None and parts.matches_us == pytest.approx(45.0)
     assert parts.rest_us == pytest.approx(144.0)
+    assert parts.runtime_machinery_us is None  # the in-process runtime was not measured
+    b["runtime_work"] = {"us_per_decision": 148.0}
+    parts = bench.decision_parts(b)
+    assert parts is not None and parts.runtime_machinery_us == pytest.approx(100.0)
+    assert parts.transport_layers_us == pytest.approx(89.0)
     b["memory_game"] = {"server_cpu_us_per_message": None}  # its CPU was not read
     assert bench.decision_parts(b) is None
 
