@@ -12,7 +12,9 @@ Pipelined submits. A store that applies appends in the order they are made
 (``ordered_appends``: SQLite's one writer thread, memory) lets a player's submit leave the
 lock as soon as its row is on its way: the match's next submit is checked (request id,
 version, legality) and applied against the *head*, the state after the actions still on
-their way (:meth:`Match.pipeline`), and its row follows in the same group commit. Only the
+their way (:meth:`Match.pipeline`), and its row follows in the same group commit. The append is
+begun before the lock is let go (``store.base.start_append``: on SQLite and memory a future
+the store settles, no task of its own), so rows reach the store in submit order. Only the
 durable part is ever shown: each action is recorded in memory once its append returns, in
 seq order, and then acknowledged, published and clocked as above. Take 5's four sealed
 selections of a turn were four commits in a row, each waiting for the one before; now they
