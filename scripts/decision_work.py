@@ -55,7 +55,8 @@ COMMITMENT = "c" * 64
 
 @dataclass
 class DecisionWork:
-    """CPU of the bench's thread per decision, over ``decisions`` decisions."""
+    """CPU of the bench's thread per decision, over ``decisions`` decisions (the own work,
+    :func:`decision_work`, or through the runtime, :func:`measure_runtime_work`)."""
 
     us_per_decision: float
     decisions: int
@@ -150,35 +151,17 @@ def decision_work(seconds: float, edition: str = "trial", seats: int = 4) -> Dec
     return DecisionWork(1e6 * spent / decisions, decisions, views, matches)
 
 
-@dataclass
-class RuntimeWork:
-    """CPU of the bench's thread per decision through the runtime, over ``decisions``."""
-
-    us_per_decision: float
-    decisions: int
-    views: int
-    matches: int
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "us_per_decision": self.us_per_decision,
-            "decisions": self.decisions,
-            "views": self.views,
-            "matches": self.matches,
-        }
-
-
 def runtime_work(
     seconds: float,
     edition: str = "trial",
     seats: int = 4,
     tables: int = 16,
     deals: int | None = None,
-) -> RuntimeWork:
+) -> DecisionWork:
     """:func:`measure_runtime_work` on a loop of its own (uvloop, as the server's)."""
     from speeltafel.server.rpc.server import run_event_loop
 
-    measured: list[RuntimeWork] = []
+    measured: list[DecisionWork] = []
 
     async def main() -> None:
         measured.append(await measure_runtime_work(seconds, edition, seats, tables, deals))
@@ -193,7 +176,7 @@ async def measure_runtime_work(
     seats: int = 4,
     tables: int = 16,
     deals: int | None = None,
-) -> RuntimeWork:
+) -> DecisionWork:
     """The server's decision without its transport: ``tables`` random Take 5 matches at a
     time, replaced as they end, through the runtime (memory store) and the service's
     helpers, on the running loop and with no gRPC.
@@ -211,7 +194,7 @@ async def measure_runtime_work(
     # Imported here: the own-work figure alone needs none of the server's runtime.
     from speeltafel.server.app.runtime import MatchRuntime
     from speeltafel.server.rpc.server import configure_logging
-    from speeltafel.server.rpc.service import MatchService
+    from speeltafel.server.rpc.service import MatchService, _ack_to_proto
     from speeltafel.server.store.memory import MemoryStore
 
     configure_logging("warning")  # as the bench's server runs
@@ -251,8 +234,7 @@ async def measure_runtime_work(
                 result = match_service_pb2.ActionResult(request_id=parsed.request_id)
 
                 def acknowledge(ack: Any, result: Any = result) -> None:
-                    result.accepted.seq = ack.seq
-                    result.accepted.version = ack.version
+                    result.accepted.CopyFrom(_ack_to_proto(ack))  # as the Play stream does
                     outbox.push_result(result)
 
                 await service._submit(match, seat, parsed, on_ack=acknowledge)
@@ -280,7 +262,7 @@ async def measure_runtime_work(
         spent = time.thread_time() - start
         await runtime.close()
     decisions = tally["decisions"]
-    return RuntimeWork(
+    return DecisionWork(
         1e6 * spent / decisions if decisions else 0.0, decisions, tally["views"], tally["matches"]
     )
 

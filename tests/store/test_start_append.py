@@ -7,14 +7,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from speeltafel.server.store.base import (
-    ActionRow,
-    AppendResult,
-    AppendStatus,
-    MatchCreated,
-    SeatJoined,
-    start_append,
-)
+from test_storage_faults import created, joined  # tests/store is on sys.path
+
+from speeltafel.server.store.base import ActionRow, AppendResult, AppendStatus, start_append
 from speeltafel.server.store.memory import MemoryStore
 from speeltafel.server.store.sqlite import SqliteStore
 
@@ -24,21 +19,8 @@ def row(seq: int, request_id: str) -> ActionRow:
 
 
 async def a_match(store: Any) -> None:
-    await store.create(
-        MatchCreated(
-            match_id="m1",
-            game="take5",
-            rules_version=1,
-            options=(("deals", "3"), ("edition", "trial")),
-            seats=2,
-            server_seed=bytes(range(32)),
-            commitment="c" * 64,
-            move_clock_ms=1000,
-            presets=(),
-            created_ms=1,
-        )
-    )
-    await store.join(SeatJoined("m1", 0, "a", b"h" * 32, b"", 1))
+    await store.create(created())
+    await store.join(joined(0))
 
 
 async def test_appends_begun_together_are_stored_in_order_and_answered(tmp_path: Path) -> None:
