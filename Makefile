@@ -107,6 +107,10 @@ bench: $(STAMP) ## benchmarks: engine cost per move next to OpenSpiel's hearts, 
 	$(BIN)/python scripts/bench_cluster.py
 	$(BIN)/python scripts/bench_server.py
 
+.PHONY: bench-instructions
+bench-instructions: $(STAMP) ## a decision's server cost in instructions (valgrind's callgrind): repeatable on a noisy host, split by library
+	$(BIN)/python scripts/bench_instructions.py
+
 .PHONY: fairness
 fairness: $(STAMP) ## fairness figures: an honest match alone and under each attack (own processes)
 	$(BIN)/python scripts/fairness.py

@@ -33,6 +33,7 @@ import hashlib
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,6 +158,8 @@ def runtime_work(
     seats: int = 4,
     tables: int = 16,
     deals: int | None = None,
+    matches: int | None = None,
+    make_runtime: Callable[[], Any] | None = None,
 ) -> DecisionWork:
     """:func:`measure_runtime_work` on a loop of its own (uvloop, as the server's)."""
     from speeltafel.server.rpc.server import run_event_loop
@@ -164,7 +167,11 @@ def runtime_work(
     measured: list[DecisionWork] = []
 
     async def main() -> None:
-        measured.append(await measure_runtime_work(seconds, edition, seats, tables, deals))
+        measured.append(
+            await measure_runtime_work(
+                seconds, edition, seats, tables, deals, matches, make_runtime
+            )
+        )
 
     run_event_loop(main())
     return measured[0]
@@ -176,6 +183,8 @@ async def measure_runtime_work(
     seats: int = 4,
     tables: int = 16,
     deals: int | None = None,
+    matches: int | None = None,
+    make_runtime: Callable[[], Any] | None = None,
 ) -> DecisionWork:
     """The server's decision without its transport: ``tables`` random Take 5 matches at a
     time, replaced as they end, through the runtime (memory store) and the service's
@@ -190,7 +199,14 @@ async def measure_runtime_work(
     pipeline, the owned task, locks, snapshots, outboxes, clocks, the matches' setups and
     ends) and without gRPC, the interceptors, the reader task and the streams' wake-ups.
     The client's choice, from the engine's legal actions, is a small part of it. ``deals``:
-    in each match (the game's default of 3 unless given)."""
+    in each match (the game's default of 3 unless given).
+
+    ``matches``: each table plays that many matches and stops, whatever ``seconds`` says
+    (``scripts/bench_instructions.py`` counts the instructions of a fixed workload).
+    ``make_runtime``: makes the ``MatchRuntime`` (on the memory store) to play through,
+    on the running loop, instead of a default one. Each
+    seat chooses with a generator of its own, so the games do not depend on the order in
+    which the seats' tasks run."""
     # Imported here: the own-work figure alone needs none of the server's runtime.
     from speeltafel.server.app.runtime import MatchRuntime
     from speeltafel.server.rpc.server import configure_logging
@@ -198,7 +214,7 @@ async def measure_runtime_work(
     from speeltafel.server.store.memory import MemoryStore
 
     configure_logging("warning")  # as the bench's server runs
-    runtime = MatchRuntime(MemoryStore())
+    runtime = make_runtime() if make_runtime is not None else MatchRuntime(MemoryStore())
     service = MatchService(runtime)
     wire = WIRES["take5"]
     game = get_game("take5")
@@ -244,14 +260,14 @@ async def measure_runtime_work(
 
     async def table(index: int) -> None:
         number = 0
-        while time.perf_counter() < end:
+        while number < matches if matches is not None else time.perf_counter() < end:
             number += 1
             match = (await runtime.create_match("take5", seats, options)).match
             for seat in range(seats):
                 await runtime.join(match.id, seat, f"bot-{seat}", b"")
-            chooser = random.Random(index * 1_000_003 + number)
             async with asyncio.TaskGroup() as group:
                 for seat in range(seats):
+                    chooser = random.Random(index * 1_000_003 + number * 101 + seat)
                     group.create_task(seat_loop(match, seat, chooser))
             tally["matches"] += 1
 
