@@ -1010,6 +1010,22 @@ def decision_parts(b: dict[str, Any]) -> Breakdown | None:
     )
 
 
+def _user_and_kernel_us(
+    game: dict[str, Any], shaped: dict[str, Any] | None
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """(user, kernel) server CPU in us of a decision and of an echo exchange with a
+    decision's replies, from each window's CPU per message and kernel share."""
+    pairs = []
+    for window in (game, shaped):
+        if not window:
+            return None
+        cpu, share = window.get("server_cpu_us_per_message"), window.get("server_sys_share")
+        if cpu is None or share is None:
+            return None
+        pairs.append((cpu * (1.0 - share), cpu * share))
+    return pairs[0], pairs[1]
+
+
 def cpu_share_at(b: dict[str, Any], share: str) -> float | None:
     """The server's CPU (cores) in (c)'s run at ``share`` of (b)'s rate over its CPU in (b)
     flat out: how busy "that share of capacity" keeps it."""
@@ -1066,6 +1082,21 @@ def report(results: dict[str, Any]) -> None:
                 "(b)",
                 "decisions/s / that ceiling's exchanges/s (the rest: the server's own work)",
                 fmt(reached, 3),
+                "-",
+                "-",
+                "",
+            )
+        user_kernel = _user_and_kernel_us(game, shaped)
+        if user_kernel is not None:
+            # Where the gap is: a decision's kernel time is near the transport's, its user
+            # time (the server's Python, bench_instructions.py) many times the echo's.
+            (game_user, game_kernel), (shaped_user, shaped_kernel) = user_kernel
+            table.add_row(
+                "(b)",
+                f"server CPU, user / kernel: a decision {game_user:.0f} / {game_kernel:.0f} "
+                f"us; an echo exchange with {SHAPED_REPLIES} replies {shaped_user:.0f} / "
+                f"{shaped_kernel:.0f} us (the ratio: user)",
+                fmt(game_user / shaped_user if shaped_user else None, 2),
                 "-",
                 "-",
                 "",
