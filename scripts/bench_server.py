@@ -1088,8 +1088,8 @@ def report(results: dict[str, Any]) -> None:
             )
         user_kernel = _user_and_kernel_us(game, shaped)
         if user_kernel is not None:
-            # Where the gap is: a decision's kernel time is near the transport's, its user
-            # time (the server's Python, bench_instructions.py) many times the echo's.
+            # Where the gap is: a decision's kernel time is about twice an echo exchange's,
+            # its user time (the server's Python: bench_instructions.py) six or seven times.
             (game_user, game_kernel), (shaped_user, shaped_kernel) = user_kernel
             table.add_row(
                 "(b)",

@@ -204,9 +204,8 @@ async def measure_runtime_work(
     ``matches``: each table plays that many matches and stops, whatever ``seconds`` says
     (``scripts/bench_instructions.py`` counts the instructions of a fixed workload).
     ``make_runtime``: makes the ``MatchRuntime`` (on the memory store) to play through,
-    on the running loop, instead of a default one. Each
-    seat chooses with a generator of its own, so the games do not depend on the order in
-    which the seats' tasks run."""
+    on the running loop, instead of a default one. Each seat chooses with a generator of
+    its own, so the games do not depend on the order in which the seats' tasks run."""
     # Imported here: the own-work figure alone needs none of the server's runtime.
     from speeltafel.server.app.runtime import MatchRuntime
     from speeltafel.server.rpc.server import configure_logging
@@ -260,7 +259,7 @@ async def measure_runtime_work(
 
     async def table(index: int) -> None:
         number = 0
-        while number < matches if matches is not None else time.perf_counter() < end:
+        while (number < matches) if matches is not None else (time.perf_counter() < end):
             number += 1
             match = (await runtime.create_match("take5", seats, options)).match
             for seat in range(seats):

@@ -139,3 +139,15 @@ def test_pooled_windows_weigh_each_by_its_decisions() -> None:
     assert one["server_cpu_us_per_message"] == pytest.approx(325.0)  # (0.4 s + 0.9 s) / 4000
     windows[1]["server_cpu_us_per_message"] = None  # one window's CPU was not read
     assert bench.pooled(windows)["server_cpu_us_per_message"] is None
+
+
+def test_a_decision_and_an_echo_exchange_split_into_user_and_kernel_time() -> None:
+    bench = script("bench_server")
+    game = {"server_cpu_us_per_message": 450.0, "server_sys_share": 0.3}
+    shaped = {"server_cpu_us_per_message": 110.0, "server_sys_share": 0.6}
+    (game_user, game_kernel), (echo_user, echo_kernel) = bench._user_and_kernel_us(game, shaped)
+    assert (game_user, game_kernel) == pytest.approx((315.0, 135.0))
+    assert (echo_user, echo_kernel) == pytest.approx((44.0, 66.0))
+    # A window without its kernel share (a host without /proc), or no echo: no row.
+    assert bench._user_and_kernel_us({"server_cpu_us_per_message": 450.0}, shaped) is None
+    assert bench._user_and_kernel_us(game, None) is None
