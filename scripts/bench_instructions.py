@@ -12,8 +12,10 @@ and kernel time apart. Two parts (``--only runtime`` or ``server``; both by defa
   twice as many, and the difference over the difference in decisions is a decision's
   count (start-up and shut-down cancel out). Every seat chooses with its own seeded
   generator, the match seeds and tokens come from a seeded generator, and the clock ticks
-  a millisecond per reading, so two runs of the same code execute the same decisions and
-  agree to a thousandth of a percent: the figure for an A/B of a small change.
+  a millisecond per reading, so two runs of the same code execute the same decisions.
+  Back to back they agree to a thousandth of a percent; hours apart, or after an
+  unrelated edit to this script, to 0.15% (memory layout): the figure for an A/B of a
+  change of a few tenths of a percent, both trees counted in one run (``--compare``).
 * **the server, split by library.** A server under callgrind on the memory store (the
   store's thread and fsyncs are (b)'s business) serves, in four runs: ``--tables`` tables
   of four random bots (the bench's lean client and ``play_seat``) playing ``--matches``
@@ -71,6 +73,8 @@ SEATS = 4
 START_S = 300.0
 """Under callgrind a server starts some 50 times slower."""
 STOP_S = 300.0
+RUNTIME_TABLES = 16
+"""Tables of the runtime in process, as ``make bench`` (b) plays them."""
 
 LIBRARIES = (
     ("python", "libpython"),
@@ -291,7 +295,9 @@ def runtime_child(matches: int) -> None:
     def make_runtime() -> Any:
         return runtime_module.MatchRuntime(MemoryStore(), config, clock=TickingClock())
 
-    work = decision_work.runtime_work(0.0, matches=matches, make_runtime=make_runtime)
+    work = decision_work.runtime_work(
+        0.0, tables=RUNTIME_TABLES, matches=matches, make_runtime=make_runtime
+    )
     print(json.dumps({"decisions": work.decisions, "matches": work.matches}))
 
 
@@ -321,7 +327,8 @@ def measure(python: str, args: argparse.Namespace, label: str) -> dict[str, Any]
         if args.only in ("all", "runtime"):
             small = args.runtime_matches
             print(
-                f"[{label}] the runtime in process: 16 tables x {small} matches, x {2 * small}..."
+                f"[{label}] the runtime in process: {RUNTIME_TABLES} tables x {small} matches, "
+                f"x {2 * small}..."
             )
             one = runtime_run(folder, python, small)
             two = runtime_run(folder, python, 2 * small)
@@ -337,22 +344,18 @@ def measure(python: str, args: argparse.Namespace, label: str) -> dict[str, Any]
 def measure_server(
     folder: Path, python: str, args: argparse.Namespace, label: str
 ) -> dict[str, Any]:
+    workloads = (
+        ("game", f"{args.tables} tables x {{}} matches", args.matches, args.tables, play),
+        ("echo", f"{args.streams} streams x {{}} exchanges", args.exchanges, args.streams, echo),
+    )
     runs: dict[str, Counted] = {}
     for scale in (1, 3):
-        print(f"[{label}] game: {args.tables} tables x {scale * args.matches} matches...")
-        runs[f"game{scale}"] = one_run(
-            folder,
-            python,
-            f"game{scale}",
-            lambda t, s=scale: play(t, args.tables, s * args.matches),
-        )
-        print(f"[{label}] echo: {args.streams} streams x {scale * args.exchanges}...")
-        runs[f"echo{scale}"] = one_run(
-            folder,
-            python,
-            f"echo{scale}",
-            lambda t, s=scale: echo(t, args.streams, s * args.exchanges),
-        )
+        for name, what, base, width, work in workloads:
+            count = scale * base
+            print(f"[{label}] {name}: {what.format(count)}...")
+            runs[f"{name}{scale}"] = one_run(
+                folder, python, f"{name}{scale}", lambda t, w=work, a=width, n=count: w(t, a, n)
+            )
     decision = per_unit(runs["game1"], runs["game3"])
     exchange = per_unit(runs["echo1"], runs["echo3"])
     return {
