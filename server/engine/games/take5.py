@@ -106,9 +106,13 @@ def heads(card: int) -> int:
     return 1
 
 
+_HEADS = {card: heads(card) for card in range(1, 105)}
+"""Every card's heads (the largest edition's 104 cards), for :func:`total_heads`."""
+
+
 def total_heads(cards: Sequence[int]) -> int:
-    """The cattle heads on a group of cards."""
-    return sum(heads(c) for c in cards)
+    """The cattle heads on a group of cards (a row, a penalty pile, a hand)."""
+    return sum(map(_HEADS.__getitem__, cards))
 
 
 class Edition(StrEnum):
@@ -251,7 +255,11 @@ _build = fast_constructor(Take5State)  # every field, positionally
 
 
 def _totals(state: Take5State) -> tuple[int, ...]:
-    return tuple(sum(scores[s] for scores in state.deal_scores) for s in range(state.seats))
+    """Each seat's score over the finished deals (built-in calls only: it runs at every
+    observation)."""
+    if not state.deal_scores:
+        return (0,) * state.seats
+    return tuple(map(sum, zip(*state.deal_scores, strict=True)))
 
 
 class Take5:
@@ -537,8 +545,8 @@ class Take5:
             rows=state.rows,
             hand=state.hands[seat] if own and seat is not None else (),
             selected=state.selected[seat] if own and seat is not None else None,
-            committed=tuple(c is not None for c in state.selected),
-            hand_sizes=tuple(len(h) for h in state.hands),
+            committed=tuple([c is not None for c in state.selected]),
+            hand_sizes=tuple(map(len, state.hands)),
             to_place=state.to_place,
             penalties=state.penalties,
             deal_scores=state.deal_scores,
