@@ -360,7 +360,7 @@ def private_view_bytes(
     if time_bank_ms is not None:
         clock += uint_field(4, time_bank_ms)
     parts = [uint_field(2, seat, always=True), embedded_field(9, clock)]
-    parts.extend(_action_field(wire, action) for action in legal_actions)
+    parts.extend([_action_field(wire, action) for action in legal_actions])
     if observation is not None:
         parts.append(embedded_field(_view_field_number(wire.field), encode(observation)))
     return b"".join(parts)

@@ -61,11 +61,19 @@ def _turn(turn: Turn) -> take5_pb2.Take5Turn:
 _CARD_BYTES = {n: card.SerializeToString() for n, card in _CARDS.items()}
 
 
-@functools.lru_cache(maxsize=8192)
+_CARD_FIELDS = {
+    number: {n: embedded_field(number, card) for n, card in _CARD_BYTES.items()}
+    for number in (2, 4, 9)
+}
+"""Each card as an entry of the repeated Take5Card fields that hold cards: a row's cards
+(Take5Row field 2), a seat's penalty pile (Take5Seat field 4) and a hand (Take5View
+field 9)."""
+
+
 def _card_fields(number: int, cards: tuple[int, ...]) -> bytes:
-    """``cards`` as the repeated Take5Card field ``number`` (a row's cards, a seat's
-    penalty pile, a hand); cached by value, since a pile changes only when taken."""
-    return b"".join(embedded_field(number, _CARD_BYTES[c]) for c in cards)
+    """``cards`` as the repeated Take5Card field ``number`` (2, 4 or 9): one lookup per
+    card, no call (a hand is written anew at every view)."""
+    return b"".join(map(_CARD_FIELDS[number].__getitem__, cards))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -114,14 +122,17 @@ def _seat_field(
     )
 
 
-def _reveal(seat: int, card: int) -> bytes:
-    return uint_field(1, seat) + uint_field(2, card)
+@functools.lru_cache(maxsize=4096)
+def _reveal_field(number: int, seat: int, card: int) -> bytes:
+    """A Take5Reveal message as field ``number`` (12: Take5View.to_place, 2:
+    Take5Turn.revealed); a seat and a card, so cached."""
+    return embedded_field(number, uint_field(1, seat) + uint_field(2, card))
 
 
 def _turn_bytes(turn: Turn) -> bytes:
     """A Take5Turn message, serialised."""
     parts = [uint_field(1, turn.number)]
-    parts.extend(embedded_field(2, _reveal(s, c)) for s, c in turn.revealed)
+    parts.extend([_reveal_field(2, s, c) for s, c in turn.revealed])
     parts.extend(
         embedded_field(
             3,
@@ -209,23 +220,26 @@ class Take5Wire:
     def public_bytes(self, obs: Take5Observation) -> bytes:
         """What :meth:`fill_public` writes into ``view.take5``, serialised (each part from
         bytes kept between versions: most of a version's view is its predecessor's)."""
+        hand_sizes = obs.hand_sizes
+        seats = len(hand_sizes)
+        # Each seat's scores of the finished deals: the columns of the deals' rows.
+        scores = tuple(zip(*obs.deal_scores, strict=True)) if obs.deal_scores else ((),) * seats
         parts = [
-            _head(obs.edition, obs.deal, obs.deals, obs.end_score, obs.turn, obs.turns, obs.phase)
+            _head(obs.edition, obs.deal, obs.deals, obs.end_score, obs.turn, obs.turns, obs.phase),
+            *[_row_field(number, row) for number, row in enumerate(obs.rows, start=1)],
+            *[
+                _seat_field(
+                    seat,
+                    hand_sizes[seat],
+                    obs.committed[seat],
+                    obs.penalties[seat],
+                    scores[seat],
+                    obs.totals[seat],
+                )
+                for seat in range(seats)
+            ],
+            *[_reveal_field(12, s, c) for c, s in obs.to_place],
         ]
-        parts.extend(_row_field(number, row) for number, row in enumerate(obs.rows, start=1))
-        scores = obs.deal_scores
-        parts.extend(
-            _seat_field(
-                seat,
-                obs.hand_sizes[seat],
-                obs.committed[seat],
-                obs.penalties[seat],
-                tuple(deal[seat] for deal in scores) if scores else (),
-                obs.totals[seat],
-            )
-            for seat in range(len(obs.hand_sizes))
-        )
-        parts.extend(embedded_field(12, _reveal(s, c)) for c, s in obs.to_place)
         parts.append(_history_field(obs.history))
         return b"".join(parts)
 
