@@ -356,6 +356,15 @@ class Match:
             return since[1]
         return since[1] + self.created.move_clock_ms + self.banks[seat]
 
+    def deadlines(self) -> list[int]:
+        """:meth:`deadline` of every seat, in one pass over the seats that must act (a
+        snapshot's and the timer's, at every version)."""
+        deadlines = [0] * self.created.seats
+        clock_ms, banks, forfeited = self.created.move_clock_ms, self.banks, self.forfeited
+        for seat, (_, since_ms) in self.acting_since.items():
+            deadlines[seat] = since_ms if forfeited[seat] else since_ms + clock_ms + banks[seat]
+        return deadlines
+
     @property
     def forfeit_due(self) -> bool:
         """A seat has forfeited under the "lose" policy and the match still runs."""
@@ -662,17 +671,16 @@ class Match:
             del history[0]
 
     def _snapshot(self) -> Snapshot:
-        deadlines = tuple(self.deadline(s) for s in range(self.created.seats))
         version = self.version
         return Snapshot(
             version,
             self.status,
             self.state,
             self.to_act(),
-            deadlines,
+            tuple(self.deadlines()),
             self.outcome,
             tuple(self.banks),
-            frozenset(s for s, (since, _) in self.acting_since.items() if since == version),
+            frozenset([s for s, (since, _) in self.acting_since.items() if since == version]),
         )
 
     # ------------------------------------------------------------------ rebuilding

@@ -1354,7 +1354,8 @@ class MatchRuntime:
             self._report_deadline(match, self._join_deadline(match))
             delay = max(0.0, (self._join_deadline(match) - now) / 1000)
         elif match.status == "running":
-            deadlines = [match.deadline(s) for s in match.to_act()]
+            every = match.deadlines()
+            deadlines = [every[s] for s in match.to_act()]
             self._report_deadline(match, min(deadlines) if deadlines else None)
             if not deadlines:
                 return
