@@ -122,7 +122,11 @@ class Outbox:
     ``only_when_acting``: the subscriber wants a view only where one of its decisions
     begins, plus the final view and any resync (see :func:`wanted_by`); the others are not
     queued at all. A bot then gets one view per decision instead of one per version: in
-    Take 5, four seats committing sealed cards made 16 views, and now make 4."""
+    Take 5, four seats committing sealed cards made 16 views, and now make 4.
+
+    One task reads an outbox (its stream). It waits on a plain future that the next push
+    settles, not on an ``asyncio.Event``: the event's ``wait`` and ``set`` are Python
+    coroutines and loops run at every message (issue 12, round 21)."""
 
     def __init__(
         self,
@@ -138,7 +142,7 @@ class Outbox:
         self._items: deque[Update] = deque()
         self._views = 0
         self._results = 0
-        self._ready = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None  # the reader's, while it waits
         self._room = asyncio.Event()
         self._room.set()
 
@@ -155,7 +159,7 @@ class Outbox:
             resync = True
         self._items.append(Update(snapshot=snapshot, resync=resync))
         self._views += 1
-        self._ready.set()
+        self._wake()
 
     def push_result(self, result: Any) -> None:
         """Queue the answer to one of the client's requests."""
@@ -163,7 +167,20 @@ class Outbox:
         self._results += 1
         if self._results >= self.result_limit:
             self._room.clear()
-        self._ready.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        """Settle the waiting reader's future, if it waits."""
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():  # cancelled with its reader
+                waiter.set_result(None)
+
+    @property
+    def full(self) -> bool:
+        """The client has not read enough answers to be sent another."""
+        return not self._room.is_set()
 
     async def room_for_result(self) -> None:
         """Wait until the client has read enough answers to be sent another."""
@@ -185,8 +202,14 @@ class Outbox:
     async def get(self) -> Update:
         """The next update, waiting for one."""
         while not self._items:
-            self._ready.clear()
-            await self._ready.wait()
+            if self._waiter is not None:
+                raise RuntimeError("an outbox has one reader")
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                if self._waiter is waiter:  # cancelled before a push settled it
+                    self._waiter = None
         update = self._items.popleft()
         if update.snapshot is not None:
             self._views -= 1

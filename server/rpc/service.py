@@ -542,7 +542,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 continue
             # A client that sends without reading its answers waits here (and its HTTP/2
             # window then stops its sending) instead of growing the server's memory.
-            await outbox.room_for_result()
+            if outbox.full:
+                await outbox.room_for_result()
             if request.WhichOneof("kind") != "submit":
                 error = match_service_pb2.ActionError(
                     code=grpc.StatusCode.INVALID_ARGUMENT.value[0],
