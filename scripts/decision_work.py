@@ -46,6 +46,7 @@ from speeltafel.server.wire.common import (
     public_view_bytes,
     seat_view_bytes,
 )
+from speeltafel.server.wire.encoding import embedded_field
 from speeltafel.server.wire.registry import WIRES
 
 MATCH_ID = "m" * 22
@@ -117,7 +118,7 @@ def decision_work(seconds: float, edition: str = "trial", seats: int = 4) -> Dec
             result = match_service_pb2.ActionResult(request_id=parsed.request_id)
             result.accepted.seq = version - 1
             result.accepted.version = version
-            match_service_pb2.PlayResponse(result=result).SerializeToString()
+            embedded_field(2, result.SerializeToString())  # PlayResponse.result, as Play writes it
             after = game.to_act(state)
             outcome = game.outcome(state)
             anew = [s for s in after if s not in acting or s == seat]
@@ -209,7 +210,7 @@ async def measure_runtime_work(
     # Imported here: the own-work figure alone needs none of the server's runtime.
     from speeltafel.server.app.runtime import MatchRuntime
     from speeltafel.server.rpc.server import configure_logging
-    from speeltafel.server.rpc.service import MatchService, _ack_to_proto
+    from speeltafel.server.rpc.service import MatchService, _ack_to_proto, _result_response
     from speeltafel.server.store.memory import MemoryStore
 
     configure_logging("warning")  # as the bench's server runs
@@ -228,7 +229,7 @@ async def measure_runtime_work(
                 update = await outbox.get()
                 snapshot = update.snapshot
                 if snapshot is None:
-                    match_service_pb2.PlayResponse(result=update.result).SerializeToString()
+                    _result_response(update.result)
                     continue
                 service._view_response(match, snapshot, seat, update.resync)
                 tally["views"] += 1

@@ -50,6 +50,7 @@ Context: TypeAlias = Any
 FINAL_RESULT_WAIT_S = 5.0  # how long a finished Play stream waits for its last answer
 HALF_CLOSED = object()  # queued by the reader when the client half-closes its Play stream
 VIEW_FIELD = 1  # PlayResponse.view and SpectateResponse.view
+RESULT_FIELD = 2  # PlayResponse.result
 RESYNC_TRUE = b"\x18\x01"  # PlayResponse.resync and SpectateResponse.resync (field 3) = true
 STREAMS_OF_BYTES = ("Play", "Spectate")
 FINAL_VIEWS = "final_views"
@@ -133,6 +134,12 @@ def _metadata(context: Context, key: str) -> str:
         if k == key and isinstance(v, str):
             return v
     return ""
+
+
+def _result_response(result: match_service_pb2.ActionResult) -> bytes:
+    """A serialised ``PlayResponse(result=result)``, written around the result's own bytes
+    (one message serialised, none built and copied into)."""
+    return embedded_field(RESULT_FIELD, result.SerializeToString())
 
 
 def _ack_to_proto(ack: Ack) -> match_service_pb2.SubmitActionResponse:
@@ -479,7 +486,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     if snapshot is None:
                         if update.result is HALF_CLOSED:
                             return  # the client is done sending and has every answer
-                        yield match_service_pb2.PlayResponse(result=update.result)
+                        yield _result_response(update.result)
                         continue
                     yield self._view_response(match, snapshot, seat, update.resync)
                     if snapshot.status == "finished":
@@ -494,7 +501,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     await idle.wait()
             for result in outbox.pending_results():
                 if result is not HALF_CLOSED:
-                    yield match_service_pb2.PlayResponse(result=result)
+                    yield _result_response(result)
         finally:
             self.runtime.unsubscribe(match, outbox)
             reader.cancel()
