@@ -23,6 +23,9 @@ _LENGTH = 2
 
 
 def _varint(value: int) -> bytes:
+    """A non-negative int as a varint, written out (the table holds those under 2**14)."""
+    if 0x4000 <= value < 0x200000:  # three bytes: a move clock, the time left of it
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)

@@ -146,7 +146,7 @@ def test_an_integer_field_is_written_as_protobuf_writes_it(value: int) -> None:
     assert packed_uints(2, outcome.ranks) == outcome.SerializeToString()
 
 
-@pytest.mark.parametrize("value", [0, 1, 127, 128, 16_383, 16_384, 2**32 - 1])
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 16_383, 16_384, 2**21 - 1, 2**21, 2**32 - 1])
 def test_presence_and_defaults(value: int) -> None:
     # optional uint32 seat: written even at 0; a plain field: not at its default.
     assert uint_field(2, value, always=True) == common_pb2.View(seat=value).SerializeToString()
@@ -163,3 +163,10 @@ def _with_empty_clock() -> bytes:
     view = common_pb2.View()
     view.clock.SetInParent()
     return view.SerializeToString()
+
+
+@pytest.mark.parametrize("size", [0, 127, 128, 16_383, 16_384, 2**21 + 5])
+def test_a_part_of_any_length_is_framed_as_protobuf_frames_it(size: int) -> None:
+    # The length of an embedded part from the table (under 2**14), in three bytes, or more.
+    text = "x" * size
+    assert string_field(1, text) == common_pb2.View(match_id=text).SerializeToString()
