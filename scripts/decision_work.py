@@ -210,7 +210,7 @@ async def measure_runtime_work(
     # Imported here: the own-work figure alone needs none of the server's runtime.
     from speeltafel.server.app.runtime import MatchRuntime
     from speeltafel.server.rpc.server import configure_logging
-    from speeltafel.server.rpc.service import MatchService, _ack_to_proto, _result_response
+    from speeltafel.server.rpc.service import MatchService, _ack_to_proto
     from speeltafel.server.store.memory import MemoryStore
 
     configure_logging("warning")  # as the bench's server runs
@@ -229,7 +229,9 @@ async def measure_runtime_work(
                 update = await outbox.get()
                 snapshot = update.snapshot
                 if snapshot is None:
-                    _result_response(update.result)
+                    # PlayResponse.result as Play writes it (service._result_response; not
+                    # imported, so that --compare can run this on an older tree).
+                    embedded_field(2, update.result.SerializeToString())
                     continue
                 service._view_response(match, snapshot, seat, update.resync)
                 tally["views"] += 1
