@@ -39,7 +39,9 @@ _TABLE = tuple(
     bytes((n,)) if n < 0x80 else bytes(((n & 0x7F) | 0x80, n >> 7)) for n in range(_TABLE_SIZE)
 )
 """Every varint of one or two bytes, made once at import (about 0.7 MB): the keys of all
-fields, the lengths of parts under 16 KB and most values are one lookup, not a loop."""
+fields, the lengths of parts under 16 KB and most values are one lookup, not a loop. The
+helpers below look keys up unchecked, so field numbers stay under 2**11 (a test holds the
+protos to it)."""
 
 
 def varint(value: int) -> bytes:

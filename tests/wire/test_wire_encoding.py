@@ -7,6 +7,7 @@ piles) are looked up across matches as they are in the server."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -170,3 +171,36 @@ def test_a_part_of_any_length_is_framed_as_protobuf_frames_it(size: int) -> None
     # The length of an embedded part from the table (under 2**14), in three bytes, or more.
     text = "x" * size
     assert string_field(1, text) == common_pb2.View(match_id=text).SerializeToString()
+
+
+def _message_types(messages: Any) -> list[Any]:
+    """Every message descriptor of a file's ``message_types_by_name``, nested ones too."""
+    found: list[Any] = []
+    stack = list(messages.values())
+    while stack:
+        message = stack.pop()
+        found.append(message)
+        stack.extend(message.nested_types)
+    return found
+
+
+def test_every_field_of_the_protos_has_its_key_in_the_helpers_table() -> None:
+    """The field helpers look a field's key up in the table of two-byte varints without a
+    bounds check (it is the views' hot path), so every field number of the project's
+    protos must stay under 2**11. A new field numbered higher fails here, not on the wire."""
+    import importlib
+    import pkgutil
+
+    import speeltafel.sdk.v1 as package
+    from speeltafel.server.wire import encoding
+
+    largest = 0
+    for module_info in pkgutil.iter_modules(package.__path__):
+        if not module_info.name.endswith("_pb2"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        for message in _message_types(module.DESCRIPTOR.message_types_by_name):
+            for field in message.fields:
+                largest = max(largest, field.number)
+    assert largest > 10  # the protos were found and read
+    assert (largest << 3 | 7) < encoding._TABLE_SIZE, largest
