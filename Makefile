@@ -111,6 +111,10 @@ bench: $(STAMP) ## benchmarks: engine cost per move next to OpenSpiel's hearts, 
 bench-instructions: $(STAMP) ## a decision's server cost in instructions (valgrind's callgrind): repeatable on a noisy host, split by library
 	$(BIN)/python scripts/bench_instructions.py
 
+.PHONY: bench-syscalls
+bench-syscalls: $(STAMP) ## a decision's system calls on the server next to an echo exchange's (strace -f -c), by name
+	$(BIN)/python scripts/bench_syscalls.py
+
 .PHONY: fairness
 fairness: $(STAMP) ## fairness figures: an honest match alone and under each attack (own processes)
 	$(BIN)/python scripts/fairness.py
