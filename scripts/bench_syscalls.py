@@ -32,9 +32,9 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -48,14 +48,14 @@ from speeltafel.cli.server_process import ServerProcess
 START_S = 120.0
 STOP_S = 120.0
 
-_LINE = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+(?:\d+\s+)?(\d+)\s+(?:\d+\s+)?(\w+)\s*$")
+_LINE = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$")
 
 
 def parse_summary(text: str) -> collections.Counter[str]:
     """Calls by system call name from ``strace -c``'s table (the "total" row left out).
 
-    A row is ``% time, seconds, usecs/call, calls, errors, syscall``; usecs/call and
-    errors may be empty."""
+    A row is ``% time, seconds, usecs/call, calls, errors, syscall``; errors may be
+    empty (the total row of older versions has no usecs/call, and is left out anyway)."""
     calls: collections.Counter[str] = collections.Counter()
     for line in text.splitlines():
         found = _LINE.match(line)
@@ -94,12 +94,11 @@ class TracedServer(ServerProcess):
         if proc is None:
             return None
         children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-        deadline = time.monotonic() + timeout
         for pid in children.read_text().split() if children.exists() else ():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGTERM)
-        while proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout)
         return super().stop(timeout=10)  # strace itself, should it still run
 
 
@@ -122,24 +121,35 @@ def one_run(
 
 
 def measure(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    workloads: list[tuple[str, str, str, Callable[[int], Any], int]] = [
+        (
+            f"a decision ({store})",
+            f"game-{store}",
+            store,
+            lambda n: functools.partial(play, tables=args.tables, matches=n),
+            args.matches,
+        )
+        for store in args.stores
+    ]
+    workloads.append(
+        (
+            "an echo exchange",
+            "echo",
+            "memory",
+            lambda n: functools.partial(echo, streams=args.streams, exchanges=n),
+            args.exchanges,
+        )
+    )
     folder = Path(tempfile.mkdtemp(prefix="speeltafel-syscalls-"))
     results: dict[str, dict[str, float]] = {}
     try:
-        for store in args.stores:
+        for column, name, store, make_work, base in workloads:
             runs = []
             for scale in (1, 3):
-                count = scale * args.matches
-                print(f"game on {store}: {args.tables} tables x {count} matches...")
-                work = functools.partial(play, tables=args.tables, matches=count)
-                runs.append(one_run(folder, f"game-{store}-{scale}", store, work))
-            results[f"a decision ({store})"] = per_unit(runs[0], runs[1])
-        runs = []
-        for scale in (1, 3):
-            count = scale * args.exchanges
-            print(f"echo: {args.streams} streams x {count} exchanges...")
-            work = functools.partial(echo, streams=args.streams, exchanges=count)
-            runs.append(one_run(folder, f"echo-{scale}", "memory", work))
-        results["an echo exchange"] = per_unit(runs[0], runs[1])
+                print(f"{name}: x {scale * base}...")
+                work = make_work(scale * base)
+                runs.append(one_run(folder, f"{name}-{scale}", store, work))
+            results[column] = per_unit(runs[0], runs[1])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return results
