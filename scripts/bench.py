@@ -336,7 +336,7 @@ def bench_server(folder: Path, profile: Path | None, store: str, *extra: str) ->
     return ServerProcess(
         folder / "bench.db" if store == "sqlite" else ":memory:",
         folder,
-        "--diagnostics", "--log-level", "warning", "--grace", "2", *extra,
+        "--diagnostics", "--grace", "2", *extra,  # the default log level, as it ships
         python_args=("-m", "cProfile", "-o", str(profile)) if profile is not None else (),
         die_with_parent=True,  # set before any thread exists: grpc starts later
     )  # fmt: skip

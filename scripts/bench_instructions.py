@@ -175,7 +175,7 @@ class CountedServer(ServerProcess):
     """The server under ``valgrind --tool=callgrind``, its counts written to ``out``."""
 
     def __init__(self, folder: Path, out: Path, python: str) -> None:
-        super().__init__(":memory:", folder, "--diagnostics", "--log-level", "warning")
+        super().__init__(":memory:", folder, "--diagnostics")  # default log level
         self.out = out
         self.python = python
 

@@ -82,7 +82,7 @@ class TracedServer(ServerProcess):
     """The server under ``strace -f -c``, its summary written to ``out``."""
 
     def __init__(self, db: str, folder: Path, out: Path) -> None:
-        super().__init__(db, folder, "--diagnostics", "--log-level", "warning")
+        super().__init__(db, folder, "--diagnostics")  # default log level
         self.out = out
 
     def command(self) -> list[str]:

@@ -213,7 +213,7 @@ async def measure_runtime_work(
     from speeltafel.server.rpc.service import MatchService, _ack_to_proto
     from speeltafel.server.store.memory import MemoryStore
 
-    configure_logging("warning")  # as the bench's server runs
+    configure_logging("warning")  # info would add each match's lines (no action's) to the console
     runtime = make_runtime() if make_runtime is not None else MatchRuntime(MemoryStore())
     service = MatchService(runtime)
     wire = WIRES["take5"]

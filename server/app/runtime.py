@@ -1218,10 +1218,12 @@ class MatchRuntime:
         return ack
 
     def _accepted(self, match: Match, row: ActionRow, on_ack: Callable[[Ack], None] | None) -> Ack:
-        """An action just recorded: counted, logged and acknowledged."""
+        """An action just recorded: counted, logged (at debug: the store holds every action,
+        and a rendered line a decision would cost the server a few percent of its CPU) and
+        acknowledged."""
         match.failures = 0
         self._track(match)
-        log.info(
+        log.debug(
             "action_accepted",
             match_id=match.id,
             seat=row.seat,

@@ -50,7 +50,7 @@ def servers(tmp_path: Path, postgres_url: str, organiser_token: str) -> Iterator
             postgres_url,
             f"--organiser-token={organiser_token}",  # one argument: it may begin with "-"
             "--log-level",
-            "info",
+            "debug",  # test_routing reads which process committed a match's actions
             *extra,
             log_path=tmp_path / f"{name}.log",
         )
