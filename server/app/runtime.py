@@ -1218,9 +1218,9 @@ class MatchRuntime:
         return ack
 
     def _accepted(self, match: Match, row: ActionRow, on_ack: Callable[[Ack], None] | None) -> Ack:
-        """An action just recorded: counted, logged (at debug: the store holds every action,
-        and a rendered line a decision would cost the server a few percent of its CPU) and
-        acknowledged."""
+        """An action just recorded: counted, logged at debug (the store holds every action;
+        a line for each at info cost a decision about a sixth of its server CPU,
+        docs/performance.md round 22) and acknowledged."""
         match.failures = 0
         self._track(match)
         log.debug(

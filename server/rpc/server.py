@@ -211,8 +211,8 @@ def configure_logging(level: str = "info") -> None:
     At ``info`` (the default) a server logs what happens to matches, seats, tournaments and
     itself: a match created, a seat joined, a match started and finished, refusals and
     faults. ``debug`` adds a line for every accepted action (``action_accepted``); the
-    store already holds every action, and at thousands of actions a second those lines
-    would cost the server a few percent of its CPU.
+    store already holds every action, and a line for each cost a decision about a sixth of
+    its CPU (docs/performance.md, round 22).
 
     The standard library's records (gRPC's and asyncio's own, at ``debug`` mostly) are
     rendered as the same JSON lines, with the logger's name, so that every line of the
