@@ -420,7 +420,7 @@ def run(args: argparse.Namespace) -> int:
     # A fresh store: the bot tokens and tournaments of an earlier run are not this one's.
     for stale in (db, Path(f"{db}-wal"), Path(f"{db}-shm"), Path(f"{db}.organiser-token")):
         stale.unlink(missing_ok=True)
-    with ServerProcess(db, db.parent, "--log-level", "warning", log_path=log) as server:
+    with ServerProcess(db, db.parent, log_path=log) as server:  # the default log level
         console.print(f"server listening on {server.target} (log: {log})")
         # The token the server generated and wrote beside its database (mode 0600), as
         # any local organiser tool reads it: never in an environment the bots inherit.

@@ -208,7 +208,7 @@ def _server(
     for stale in out.glob(f"{name}.db*"):
         stale.unlink()
     server = ServerProcess(
-        db, out, "--log-level", "warning", "--grace", "5",
+        db, out, "--grace", "5",  # the default log level, as the server ships
         log_path=out / f"{name}_server.log", die_with_parent=True,
     )  # fmt: skip
     server.start()
