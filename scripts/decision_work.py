@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from inspect import signature
 from typing import Any
 
 from speeltafel.sdk.v1 import match_service_pb2
@@ -221,6 +222,9 @@ async def measure_runtime_work(
     options = {"edition": edition} | ({} if deals is None else {"deals": str(deals)})
     tally = {"decisions": 0, "views": 0, "matches": 0}
     end = time.perf_counter() + seconds
+    # In the seat's task, as the Play stream's reader submits (a tree before round 23 has
+    # no such choice: --compare runs this on older trees too).
+    inline = {"inline": True} if "inline" in signature(service._submit).parameters else {}
 
     async def seat_loop(match: Any, seat: int, chooser: random.Random) -> None:
         outbox = runtime.subscribe(match, seat, 0, only_when_acting=True)
@@ -255,7 +259,7 @@ async def measure_runtime_work(
                     result.accepted.CopyFrom(_ack_to_proto(ack))  # as the Play stream does
                     outbox.push_result(result)
 
-                await service._submit(match, seat, parsed, on_ack=acknowledge)
+                await service._submit(match, seat, parsed, on_ack=acknowledge, **inline)
                 tally["decisions"] += 1
         finally:
             runtime.unsubscribe(match, outbox)

@@ -36,6 +36,14 @@ operation completes, and a retry with the same request id gets its stored answer
 exception still reaches a caller that waits. Checks that touch nothing durable (field
 validation, finding the match) may run in the caller's task.
 
+One caller is never cancelled part way, and its submits run in its own task instead
+(``submit(inline=True)``): the Play stream's reader. Its stream, when it ends, cancels the
+reader only while no submit is under way, and otherwise lets it finish that submit and
+stop (``rpc/service.py``). :meth:`MatchRuntime.close` waits for such submits as it waits
+for its own tasks. The task and the shield cost a decision about 6% of the runtime's
+instructions (docs/performance.md, round 23), and the Play stream carries nearly every
+decision.
+
 Why a task per operation rather than a per-match actor (one long-lived task draining a
 queue)? The match lock already serialises a match's writers in arrival order (asyncio.Lock
 is FIFO), so an actor would be a second mechanism for the same order, plus an idle task per
@@ -352,6 +360,8 @@ class MatchRuntime:
         self.matches: dict[str, Match] = {}
         self.tokens: dict[bytes, tuple[str, int]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._inline = 0  # submits under way in their callers' tasks (submit(inline=True))
+        self._inline_over: asyncio.Future[None] | None = None  # close() waits on it for those
         self._closing = False
         self._create_requests: dict[str, str] = {}  # request id -> match id, in memory
         self._validated: set[tuple[str, tuple[tuple[str, str], ...], int]] = set()
@@ -610,8 +620,12 @@ class MatchRuntime:
             if match.timer is not None:
                 match.timer.cancel()
                 match.timer = None
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        while self._tasks or self._inline:
+            if self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            else:
+                self._inline_over = asyncio.get_running_loop().create_future()
+                await self._inline_over
 
     # ------------------------------------------------------------------ owned tasks
 
@@ -1054,6 +1068,8 @@ class MatchRuntime:
         request_id: str,
         action: Any,
         on_ack: Callable[[Ack], None] | None = None,
+        *,
+        inline: bool = False,
     ) -> Ack:
         """Apply one action exactly once; see the module docstring for the path it takes.
 
@@ -1061,6 +1077,10 @@ class MatchRuntime:
         recorded in memory and before any subscriber gets the view it caused, so a stream
         can queue the answer ahead of that view. It runs in the runtime's task even when the
         caller was cancelled; it must not block or raise.
+
+        ``inline``: run in the caller's task rather than in one of the runtime's. Only for a
+        caller that is never cancelled before this returns (the Play stream's reader): a
+        cancellation part way would leave the action half done (see the module docstring).
         """
         if not request_id:
             raise BadRequest("request_id is required", "request_id")
@@ -1076,11 +1096,19 @@ class MatchRuntime:
             )
         match = await self.get(match_id)
         text = match.game.action_text(action)
-        return await self._owned(
-            self._submit_caught_up(
-                match_id, seat, expected_version, request_id, action, text, on_ack
-            )
+        operation = self._submit_caught_up(
+            match_id, seat, expected_version, request_id, action, text, on_ack
         )
+        if not inline:
+            return await self._owned(operation)
+        self._inline += 1
+        try:
+            return await operation
+        finally:
+            self._inline -= 1
+            over = self._inline_over
+            if not self._inline and over is not None and not over.done():
+                over.set_result(None)
 
     async def _submit_caught_up(
         self,

@@ -83,6 +83,21 @@ def _public_parts(match: Match, snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
+class _Reading:
+    """A Play stream's reader task as its handler sees it. ``idle`` is clear while the
+    reader is in a submit. That submit runs in the reader's own task
+    (``MatchRuntime.submit(inline=True)``), so the reader must not be cancelled then: a
+    stream that ends meanwhile sets ``stopped`` instead, and the reader stops once the
+    submit has returned."""
+
+    __slots__ = ("idle", "stopped")
+
+    def __init__(self) -> None:
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.stopped = False
+
+
 class _PassingBytes:
     """Stands in for a server while the generated registration runs: Play's and Spectate's
     handlers get :func:`_bytes_or_message` as their response serializer, then everything
@@ -173,6 +188,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         self.runtime = runtime
         self.wires = wires
         runtime.keep_final_views = self.keep_final_views
+        # Readers of ended Play streams finishing a submit: held here, as the loop holds a
+        # task only weakly.
+        self._finishing: set[asyncio.Task[None]] = set()
 
     def keep_final_views(self, match: Match, snapshot: Snapshot) -> bool:
         """Keep a finished match's views of its final snapshot serialised in the snapshot's
@@ -336,12 +354,21 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         seat: int,
         request: Any,
         on_ack: Callable[[Ack], None] | None = None,
+        inline: bool = False,
     ) -> Ack:
+        """``inline``: see :meth:`MatchRuntime.submit`; only for a caller never cancelled
+        part way (the Play stream's reader)."""
         if request.match_id != match.id:
             raise PermissionDenied("the seat token does not belong to this match", "wrong_match")
         action = action_from_proto(self.wires[match.created.game], request.action)
         return await self.runtime.submit(
-            match.id, seat, request.expected_version, request.request_id, action, on_ack=on_ack
+            match.id,
+            seat,
+            request.expected_version,
+            request.request_id,
+            action,
+            on_ack=on_ack,
+            inline=inline,
         )
 
     # ------------------------------------------------------------------ unary calls
@@ -468,12 +495,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             only_when_acting=first.subscribe.only_when_acting,
         )
         subscribed = _subscribed(match)
-        idle = asyncio.Event()
-        idle.set()
+        reading = _Reading()
         # Two tasks per stream: gRPC's handler task runs this generator and sends; this
         # one reads and submits, so a slow submission never holds up the views.
         reader = asyncio.ensure_future(
-            self._read_actions(request_iterator, match, seat, outbox, idle)
+            self._read_actions(request_iterator, match, seat, outbox, reading)
         )
         try:
             yield match_service_pb2.PlayResponse(subscribed=subscribed)
@@ -498,13 +524,20 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 # asyncio.timeout, not wait_for, which on Python 3.11 can swallow the
                 # handler's cancellation (the client gone) when idle is set at that moment.
                 async with asyncio.timeout(FINAL_RESULT_WAIT_S):
-                    await idle.wait()
+                    await reading.idle.wait()
             for result in outbox.pending_results():
                 if result is not HALF_CLOSED:
                     yield _result_response(result)
         finally:
             self.runtime.unsubscribe(match, outbox)
-            reader.cancel()
+            if reading.idle.is_set():
+                reader.cancel()
+            else:
+                # Its submit runs in its own task: cancelled part way, it would leave the
+                # action half done. It stops once the submit has returned.
+                reading.stopped = True
+                self._finishing.add(reader)
+                reader.add_done_callback(self._finishing.discard)
 
     async def _read_actions(
         self,
@@ -512,10 +545,10 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         match: Match,
         seat: int,
         outbox: Outbox,
-        idle: asyncio.Event,
+        reading: _Reading,
     ) -> None:
         try:
-            await self._read_submissions(requests, match, seat, outbox, idle)
+            await self._read_submissions(requests, match, seat, outbox, reading)
         except Exception as exc:
             # A message that does not parse ends the reading (the stream of views goes on);
             # the client is told why instead of hearing nothing about its later actions.
@@ -532,7 +565,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         match: Match,
         seat: int,
         outbox: Outbox,
-        idle: asyncio.Event,
+        reading: _Reading,
     ) -> None:
         while True:
             try:
@@ -571,16 +604,19 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 result.accepted.CopyFrom(_ack_to_proto(ack))
                 outbox.push_result(result)
 
-            idle.clear()
+            reading.idle.clear()
             try:
-                await self._submit(match, seat, submit, on_ack=acknowledge)
+                # In this task: the stream does not cancel it while it submits (_Reading).
+                await self._submit(match, seat, submit, on_ack=acknowledge, inline=True)
             except Exception as exc:
                 if not answered:  # a fault after the action was acknowledged changes nothing
                     result.error.CopyFrom(_action_error(exc, "Play/submit"))
                     outbox.push_result(result)
                     message_refused()  # a flood of refused moves is slowed (rpc/limits.py)
             finally:
-                idle.set()
+                reading.idle.set()
+            if reading.stopped:
+                return  # the stream has ended
 
     async def Spectate(
         self, request: match_service_pb2.SpectateRequest, context: Context

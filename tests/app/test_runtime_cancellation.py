@@ -304,6 +304,34 @@ async def test_a_cancelled_final_action_still_stores_the_finished_row() -> None:
         await runtime.close()
 
 
+async def test_close_waits_for_an_inline_submit_under_way() -> None:
+    """A submit in its caller's task (the Play stream's reader) is waited for by close(),
+    as the runtime's own tasks are, so the store is not closed under it."""
+    inner = MemoryStore()
+    store = GatedStore(inner)
+    runtime = MatchRuntime(store, RuntimeConfig(default_move_clock_ms=600_000))
+    match = await started(runtime)
+    seat = match.to_act()[0]
+    action = match.game.default_action(match.state, seat)
+    store.hold("append", "before")
+    submit = asyncio.ensure_future(
+        runtime.submit(match.id, seat, match.version, "r1", action, inline=True)
+    )
+    await store.entered.wait()
+    assert not runtime._tasks  # no task of the runtime's runs it
+    closing = asyncio.ensure_future(runtime.close())
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert not closing.done()
+    store.release()
+    ack = await submit
+    await asyncio.wait_for(closing, 5)
+    assert (ack.seq, ack.duplicate) == (1, False)
+    log = await inner.load(match.id)
+    assert log is not None and [r.request_id for r in log.actions] == ["r1"]
+    assert runtime.matches[match.id].version == 2
+
+
 async def test_ack_is_queued_before_the_view_it_caused() -> None:
     runtime = MatchRuntime(MemoryStore(), RuntimeConfig(default_move_clock_ms=600_000))
     try:
