@@ -1075,8 +1075,9 @@ class MatchRuntime:
 
         ``on_ack`` is called with the acknowledgement (also a duplicate's) once the action is
         recorded in memory and before any subscriber gets the view it caused, so a stream
-        can queue the answer ahead of that view. It runs in the runtime's task even when the
-        caller was cancelled; it must not block or raise.
+        can queue the answer ahead of that view. It runs in the runtime's task, so also when
+        the caller was cancelled (with ``inline``, in the caller's task, which is not
+        cancelled part way); it must not block or raise.
 
         ``inline``: run in the caller's task rather than in one of the runtime's. Only for a
         caller that is never cancelled before this returns (the Play stream's reader): a
