@@ -237,6 +237,8 @@ class SqliteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._closing = False  # close() has begun: operations from now on are refused
+        self._closing_lock = threading.Lock()  # no operation is queued behind the stop
         self._ready = threading.Event()
         self._startup_error: BaseException | None = None
         self.batches = 0  # commits made; with ``operations`` it shows the batching at work
@@ -400,13 +402,25 @@ class SqliteStore:
         with a real SQLITE_FULL; ``PRAGMA query_only = ON`` makes every write fail with a real
         SQLITE_READONLY. Setting them back lifts the fault.
         """
-        return await self._submit(_Raw(sql))  # type: ignore[arg-type]
+        result: list[tuple[Any, ...]] = await self._queued(_Raw(sql))
+        return result
 
     async def _submit(self, operation: Callable[[sqlite3.Connection], T]) -> T:
+        result: T = await self._queued(operation)
+        return result
+
+    def _queued(self, operation: Any) -> asyncio.Future[Any]:
+        """Put an operation on the writer's queue; the future of its answer. Once
+        :meth:`close` has begun it is refused (RuntimeError): the writer has stopped, or
+        stops before it, and would never answer it."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        self._queue.put((operation, future, loop))
-        return await future
+        future: asyncio.Future[Any] = loop.create_future()
+        with self._closing_lock:
+            if self._closing:
+                future.set_exception(RuntimeError(f"the store {self.path.name} is closed"))
+            else:
+                self._queue.put((operation, future, loop))
+        return future
 
     # ------------------------------------------------------------------ the protocol
 
@@ -485,10 +499,7 @@ class SqliteStore:
         :meth:`append` (a test's faulty store) gets its own append, in a task."""
         if type(self).append is not SqliteStore.append:
             return asyncio.ensure_future(self.append(row))
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[AppendResult] = loop.create_future()
-        self._queue.put((_append_operation(row), future, loop))
-        return future
+        return self._queued(_append_operation(row))
 
     async def finish(self, finished: MatchFinished) -> None:
         """Mark a match finished (the first mark stays)."""
@@ -747,8 +758,12 @@ class SqliteStore:
         )
 
     async def close(self) -> None:
-        """Let every queued write commit, then stop the writer thread."""
-        self._queue.put(_STOP)
+        """Let every queued operation finish, then stop the writer thread. An operation
+        begun after this is refused with RuntimeError; a second close waits as the first."""
+        with self._closing_lock:
+            if not self._closing:
+                self._closing = True
+                self._queue.put(_STOP)
         await asyncio.to_thread(self._thread.join)
 
 
