@@ -17,7 +17,8 @@ and kernel time apart. Two parts (``--only runtime`` or ``server``; both by defa
   unrelated edit to this script, to 0.15% (memory layout): the figure for an A/B of a
   change of a few tenths of a percent, both trees counted in one run (``--compare``).
 * **the server, split by library.** A server under callgrind on the memory store (the
-  store's thread and fsyncs are (b)'s business) serves, in four runs: ``--tables`` tables
+  store's thread and fsyncs are (b)'s business; ``--store sqlite`` for the game's runs
+  counts the SQLite store's user-space work as well) serves, in four runs: ``--tables`` tables
   of four random bots (the bench's lean client and ``play_seat``) playing ``--matches``
   3-deal trial Take 5 matches each, then three times as many; and ``--streams`` EchoStream
   calls of ``--exchanges`` messages answered with two replies each (a decision's three
@@ -174,8 +175,8 @@ def per_unit(small: Counted, large: Counted) -> dict[str, float]:
 class CountedServer(ServerProcess):
     """The server under ``valgrind --tool=callgrind``, its counts written to ``out``."""
 
-    def __init__(self, folder: Path, out: Path, python: str) -> None:
-        super().__init__(":memory:", folder, "--diagnostics")  # default log level
+    def __init__(self, folder: Path, out: Path, python: str, db: str | Path = ":memory:") -> None:
+        super().__init__(db, folder, "--diagnostics")  # default log level
         self.out = out
         self.python = python
 
@@ -235,10 +236,11 @@ async def echo(target: str, streams: int, exchanges: int) -> int:
     return streams * exchanges
 
 
-def one_run(folder: Path, python: str, name: str, work: Any) -> Counted:
+def one_run(folder: Path, python: str, name: str, work: Any, store: str = "memory") -> Counted:
     """A server under callgrind serves ``work(target)``, then stops; its counts."""
     out = folder / f"{name}.callgrind"
-    server = CountedServer(folder / name, out, python)
+    db = ":memory:" if store == "memory" else folder / name / "matches.db"
+    server = CountedServer(folder / name, out, python, db)
     server.start(timeout=START_S)
     try:
         units = asyncio.run(work(server.target))
@@ -354,7 +356,11 @@ def measure_server(
             count = scale * base
             print(f"[{label}] {name}: {what.format(count)}...")
             runs[f"{name}{scale}"] = one_run(
-                folder, python, f"{name}{scale}", lambda t, w=work, a=width, n=count: w(t, a, n)
+                folder,
+                python,
+                f"{name}{scale}",
+                lambda t, w=work, a=width, n=count: w(t, a, n),
+                args.store if name == "game" else "memory",
             )
     decision = per_unit(runs["game1"], runs["game3"])
     exchange = per_unit(runs["echo1"], runs["echo3"])
@@ -377,7 +383,7 @@ def _cell(figures: dict[str, float], part: str) -> str:
     return f"{value / 1000:,.1f}" + (f" ({share:.0%})" if share else "")
 
 
-def report(results: list[tuple[str, dict[str, Any]]]) -> None:
+def report(results: list[tuple[str, dict[str, Any]]], store: str = "memory") -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -390,7 +396,9 @@ def report(results: list[tuple[str, dict[str, Any]]]) -> None:
         )
         if any(what in result for _, result in results)
     ]
-    table = Table(title="instructions executed (callgrind; memory store), thousands")
+    table = Table(
+        title=f"instructions executed (callgrind; the game on the {store} store), thousands"
+    )
     table.add_column("part")
     for label, _ in results:
         for _, heading in columns:
@@ -427,6 +435,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--streams", type=int, default=32)
     parser.add_argument("--exchanges", type=int, default=50, help="per stream, small run")
     parser.add_argument(
+        "--store",
+        choices=("memory", "sqlite"),
+        default="memory",
+        help="the game server's store (default memory; sqlite counts the store's user-space"
+        " work too, its threads' wake-ups and GIL hand-offs included)",
+    )
+    parser.add_argument(
         "--compare",
         metavar="PYTHON",
         help="also measure another tree: the python of that tree's venv",
@@ -447,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     results = [("this tree", measure(sys.executable, args, "this tree"))]
     if args.compare:
         results.insert(0, ("compared", measure(args.compare, args, "compared")))
-    report(results)
+    report(results, args.store)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(dict(results), indent=2))
     print(f"results written to {args.json}")
