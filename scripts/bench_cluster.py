@@ -117,7 +117,11 @@ async def load(targets: Sequence[str], tables: int, warmup: float, seconds: floa
 
 
 def measure(
-    name: str, store_args: list[list[str]], folder: Path, args: argparse.Namespace
+    runner: asyncio.Runner,
+    name: str,
+    store_args: list[list[str]],
+    folder: Path,
+    args: argparse.Namespace,
 ) -> dict[str, Any]:
     servers = [
         ServerProcess(
@@ -133,7 +137,7 @@ def measure(
     try:
         for server in servers:
             server.start(60)
-        tally = asyncio.run(
+        tally = runner.run(
             load([s.target for s in servers], args.tables, args.warmup, args.seconds)
         )
     finally:
@@ -161,13 +165,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="speeltafel-bench-cluster-"))
     rows: list[dict[str, Any]] = []
+    # One event loop for every configuration: gRPC's asyncio layer stays bound to the loop
+    # of its first channel, and a second asyncio.run left its poller calling into a closed
+    # loop ("Event loop is closed" callbacks; grpc/grpc#34139).
     try:
-        rows.append(measure("sqlite", [["--db", str(folder / "bench.db")]], folder, args))
-        with cluster_script.postgres_database(folder, args.postgres) as url:
-            for count in (1, 2, 3):
-                # A fresh schema per count would be fairer still; the same one only grows.
-                store = [["--store", url, f"--organiser-token={secrets.token_hex(8)}"]] * count
-                rows.append(measure(f"postgres-{count}", store, folder, args))
+        with asyncio.Runner() as runner:
+            sqlite = [["--db", str(folder / "bench.db")]]
+            rows.append(measure(runner, "sqlite", sqlite, folder, args))
+            with cluster_script.postgres_database(folder, args.postgres) as url:
+                for count in (1, 2, 3):
+                    # A fresh schema per count would be fairer still; the same one only grows.
+                    token = f"--organiser-token={secrets.token_hex(8)}"
+                    store = [["--store", url, token]] * count
+                    rows.append(measure(runner, f"postgres-{count}", store, folder, args))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     base = rows[0]
