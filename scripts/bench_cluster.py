@@ -6,8 +6,9 @@ process on SQLite (the embedded default), each as a ratio of SQLite's. Every con
 runs the same load: ``--tables`` matches of three seats at a time, each replaced when it
 ends, every match created and played on one process (spread round robin over the
 processes, as the proxy's hash on ``x-match-id`` spreads them; no proxy here, so the
-numbers are the servers' and the store's, not HAProxy's). The client is one process with
-one channel per server.
+numbers are the servers' and the store's, not HAProxy's). The client is one process; each
+table's bots share a connection of their own, as separate clients would (the server's
+limits are per connection).
 
 On a machine with two cores shared by the bench client, PostgreSQL and the servers, more
 processes cannot add throughput: the point is the cost per action over PostgreSQL, and
@@ -31,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
+
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.cli.server_process import ServerProcess
-from speeltafel.sdk.client import AsyncClient
+from speeltafel.sdk.client import AsyncClient, channel_options
 from speeltafel.sdk.runner import play_seat
 from speeltafel.sdk.v1 import common_pb2
 
@@ -76,10 +79,22 @@ def percentile_ms(values: list[float], q: float) -> float | None:
 async def load(targets: Sequence[str], tables: int, warmup: float, seconds: float) -> Tally:
     now = time.perf_counter()
     tally = Tally(now + warmup, now + warmup + seconds)
-    clients = [AsyncClient(t) for t in targets]
+    # A connection of its own for each table, as each table's bots would have: the server's
+    # limits are per connection, and one connection for all the tables measured its unary
+    # rate limit (250 cost units a second; a match's CreateMatch and joins cost 16), not
+    # the server, and let every added process add a connection's budget.
+    clients = [
+        AsyncClient(
+            target,
+            channel=grpc.aio.insecure_channel(
+                target, options=[*channel_options(), ("grpc.use_local_subchannel_pool", 1)]
+            ),
+        )
+        for target in (targets[i % len(targets)] for i in range(tables))
+    ]
 
     async def table(index: int) -> None:
-        client = clients[index % len(clients)]
+        client = clients[index]
         number = 0
         while time.perf_counter() < tally.end:
             number += 1
