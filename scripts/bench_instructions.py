@@ -35,7 +35,7 @@ and kernel time apart. Two parts (``--only runtime`` or ``server``; both by defa
 with its own venv: its ``.venv/bin/python``) and print both with their ratio. Instruction
 counts stand in for time only between builds of the same kind: Cython-compiled modules
 ran 13-17% fewer instructions than the same source interpreted, and no less time
-(docs/performance.md, round 20).
+(docs/performance-rounds.md, round 20).
 
 Run: ``.venv/bin/python scripts/bench_instructions.py`` (about 7 minutes; ``--only
 runtime`` about 2), or ``make bench-instructions``. Needs ``valgrind``.

@@ -18,7 +18,7 @@ the store settles, no task of its own), so rows reach the store in submit order.
 durable part is ever shown: each action is recorded in memory once its append returns, in
 seq order, and then acknowledged, published and clocked as above. Take 5's four sealed
 selections of a turn were four commits in a row, each waiting for the one before; now they
-share one (docs/performance.md, round 9). A failed append changes nothing in memory; the
+share one (docs/performance-rounds.md, round 9). A failed append changes nothing in memory; the
 actions pipelined after it cannot be stored after it (every store's append is conditional
 on the seq before), so they fail too and the match is reloaded from the log. A repeated
 request id that is still on its way waits for it and is answered from the log. Everything
@@ -41,7 +41,7 @@ One caller is never cancelled part way, and its submits run in its own task inst
 reader only while no submit is under way, and otherwise lets it finish that submit and
 stop (``rpc/service.py``). :meth:`MatchRuntime.close` waits for such submits as it waits
 for its own tasks. The task and the shield cost a decision about 6% of the runtime's
-instructions (docs/performance.md, round 23), and the Play stream carries nearly every
+instructions (docs/performance-rounds.md, round 23), and the Play stream carries nearly every
 decision.
 
 Why a task per operation rather than a per-match actor (one long-lived task draining a
@@ -1249,7 +1249,7 @@ class MatchRuntime:
     def _accepted(self, match: Match, row: ActionRow, on_ack: Callable[[Ack], None] | None) -> Ack:
         """An action just recorded: counted, logged at debug (the store holds every action;
         a line for each at info cost a decision about a sixth of its server CPU,
-        docs/performance.md round 22) and acknowledged."""
+        docs/performance-rounds.md round 22) and acknowledged."""
         match.failures = 0
         self._track(match)
         log.debug(

@@ -21,7 +21,7 @@ small and rare:
   hundreds). With 20,000 the young list held 30,000-37,000 objects whenever a collection
   ran, and each paused the loop for 10-31 ms on a two-core host; with 1,000 the longest
   pause was under 10 ms, at about five collections a second and under 1% of the CPU
-  (docs/performance.md, round 7);
+  (docs/performance-rounds.md, round 7);
 * memory that is let go: a finished match keeps its final snapshot, not its history
   (``app/match.py``), so survivors are few.
 

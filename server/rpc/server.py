@@ -212,7 +212,7 @@ def configure_logging(level: str = "info") -> None:
     itself: a match created, a seat joined, a match started and finished, refusals and
     faults. ``debug`` adds a line for every accepted action (``action_accepted``); the
     store already holds every action, and a line for each cost a decision about a sixth of
-    its CPU (docs/performance.md, round 22).
+    its CPU (docs/performance-rounds.md, round 22).
 
     The standard library's records (gRPC's and asyncio's own, at ``debug`` mostly) are
     rendered as the same JSON lines, with the logger's name, so that every line of the

@@ -3,7 +3,7 @@
 in the order of the calls, reads that see the writes queued before them, an event loop that
 never waits for another connection's write lock, callers on several loops, a cancelled
 caller that leaves the store serving, and a close that finishes what was queued and refuses
-what comes after. docs/performance.md (round 24) measured a store that ran its writes'
+what comes after. docs/performance-rounds.md (round 24) measured a store that ran its writes'
 statements on the event loop against these tests."""
 
 from __future__ import annotations
