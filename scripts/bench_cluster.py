@@ -32,16 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from speeltafel.bots.random_bot import RandomBot
 from speeltafel.cli.server_process import ServerProcess
-from speeltafel.sdk.client import AsyncClient, channel_options
+from speeltafel.sdk.client import AsyncClient
 from speeltafel.sdk.runner import play_seat
 from speeltafel.sdk.v1 import common_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cluster as cluster_script
+from bench import own_connection
 
 GAME, SEATS = "take5", 3
 
@@ -84,12 +83,7 @@ async def load(targets: Sequence[str], tables: int, warmup: float, seconds: floa
     # rate limit (250 cost units a second; a match's CreateMatch and joins cost 16), not
     # the server, and let every added process add a connection's budget.
     clients = [
-        AsyncClient(
-            target,
-            channel=grpc.aio.insecure_channel(
-                target, options=[*channel_options(), ("grpc.use_local_subchannel_pool", 1)]
-            ),
-        )
+        AsyncClient(target, channel=own_connection(target))
         for target in (targets[i % len(targets)] for i in range(tables))
     ]
 
