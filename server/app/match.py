@@ -55,6 +55,14 @@ from speeltafel.server.store.base import (
     SeatJoined,
 )
 
+PackedRow = tuple[int, int, str, str, int, bool]
+"""An action row as a running match holds it: ``(seq, seat, request_id, action, server_ms,
+clock_default)``, its match id left out. A tuple of plain values, not an ``ActionRow``:
+CPython stops tracking such a tuple at the first collection that sees it, and the collector
+never walks it again. Each row object stayed in every middle collection's walk until it
+moved to the oldest generation, for the rest of its match (docs/performance-rounds.md,
+round 26)."""
+
 HISTORY = 64  # snapshots kept per match for resuming streams without a gap
 CACHED_VERSIONS = 4  # the newest snapshots keep their shared view parts
 REPLAY_HISTORY = 2
@@ -92,7 +100,8 @@ class Snapshot:
     deadlines: tuple[int, ...]  # per seat, server unix ms; 0 when not acting
     outcome: Outcome | None
     banks: tuple[int, ...] = ()  # per seat: time bank left, ms
-    begins: frozenset[int] = frozenset()  # seats whose decision begins at this version
+    begins: tuple[int, ...] = ()  # seats whose decision begins at this version (a tuple of
+    # ints, not a frozenset: CPython stops tracking it, so the collector never walks it again)
     # What the transport derives once per version and shares among subscribers (the public
     # part of the views); not part of the snapshot's value.
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -279,13 +288,13 @@ class Match:
         self.joined: dict[int, SeatJoined] = {}
         self.state: Any = None
         self.version = 0
-        self._actions: list[ActionRow] = []
+        self._actions: list[PackedRow] = []
         self._packed = b""  # the action rows of a compacted match (see compact)
         self.compacted = False
         # Request-id answers: by request id alone (no key tuple per row: an idle match holds
         # tens of rows); ``requests`` holds a row whose request id another seat used first,
         # and, once compacted, each seat's last answer (see find_request and compact).
-        self._by_request: dict[str, ActionRow] = {}
+        self._by_request: dict[str, PackedRow] = {}
         self.requests: dict[tuple[int, str], ActionRow] = {}
         self.join_requests: dict[str, SeatJoined] = {}  # join request id -> the seat taken
         self.acting_since: dict[int, tuple[int, int]] = {}  # seat -> (version, server ms)
@@ -508,9 +517,10 @@ class Match:
 
     def record(self, row: ActionRow, state: Any) -> None:
         """An action made durable: the new state, version, request answer and clocks."""
-        self._actions.append(row)
-        first = self._by_request.setdefault(row.request_id, row)
-        if first is not row:  # another seat used this request id before
+        packed = (row.seq, row.seat, row.request_id, row.action, row.server_ms, row.clock_default)
+        self._actions.append(packed)
+        first = self._by_request.setdefault(row.request_id, packed)
+        if first is not packed:  # another seat used this request id before
             self.requests[(row.seat, row.request_id)] = row
         self.version = row.seq + 1
         autoplayed = row.clock_default and self.forfeited[row.seat]
@@ -590,22 +600,29 @@ class Match:
 
     @property
     def actions(self) -> list[ActionRow]:
-        """The action rows in log order (unpacked again for a compacted match)."""
+        """The action rows in log order (built from the packed rows; unpacked again for a
+        compacted match)."""
+        match_id = self.id
         if not self.compacted:
-            return self._actions
+            return [ActionRow(match_id, *row) for row in self._actions]
         return [
-            ActionRow(self.id, seq, seat, request_id, action, server_ms, clock_default)
+            ActionRow(match_id, seq, seat, request_id, action, server_ms, clock_default)
             for seq, seat, request_id, action, server_ms, clock_default in json.loads(
                 zlib.decompress(self._packed)
             )
         ]
 
+    @property
+    def action_count(self) -> int:
+        """How many actions are recorded (without building their rows while running)."""
+        return len(self.actions) if self.compacted else len(self._actions)
+
     def known_request(self, seat: int, request_id: str) -> ActionRow | None:
         """The stored row of a seat's request id if it is at hand without unpacking (every
         row of a running match; a compacted match's last answer per seat)."""
         stored = self._by_request.get(request_id)
-        if stored is not None and stored.seat == seat:
-            return stored
+        if stored is not None and stored[1] == seat:
+            return ActionRow(self.id, *stored)
         return self.requests.get((seat, request_id))
 
     def find_request(self, seat: int, request_id: str) -> ActionRow | None:
@@ -635,17 +652,16 @@ class Match:
         its linger time is mostly these rows, its seats and those views."""
         if self.compacted:
             return
-        rows = self._actions
-        last: dict[int, ActionRow] = {}
-        for row in rows:
-            if not row.clock_default:  # nobody retries the server's own clock defaults
-                last[row.seat] = row
-        self.requests = {(row.seat, row.request_id): row for row in last.values()}
+        last: dict[int, PackedRow] = {}
+        for packed in self._actions:  # (seq, seat, request_id, action, server_ms, default)
+            if not packed[5]:  # nobody retries the server's own clock defaults
+                last[packed[1]] = packed
+        match_id = self.id
+        self.requests = {(p[1], p[2]): ActionRow(match_id, *p) for p in last.values()}
         self._by_request = {}
-        packed = [
-            [r.seq, r.seat, r.request_id, r.action, r.server_ms, r.clock_default] for r in rows
-        ]
-        self._packed = zlib.compress(json.dumps(packed, separators=(",", ":")).encode())
+        # The packed rows as JSON arrays: [seq, seat, request_id, action, server_ms, default].
+        text = json.dumps(self._actions, separators=(",", ":"))
+        self._packed = zlib.compress(text.encode())
         self._actions = []
         self.compacted = True
 
@@ -703,7 +719,7 @@ class Match:
             tuple(self.deadlines()),
             self.outcome,
             tuple(self.banks),
-            frozenset([s for s, (since, _) in self.acting_since.items() if since == version]),
+            tuple([s for s, (since, _) in self.acting_since.items() if since == version]),
         )
 
     # ------------------------------------------------------------------ rebuilding

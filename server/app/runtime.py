@@ -1367,7 +1367,7 @@ class MatchRuntime:
             match_id=match.id,
             termination=match.termination,
             scores=list(outcome.scores) if outcome else [],
-            actions=len(match.actions),
+            actions=match.action_count,
         )
         self._schedule_eviction(match)
         self._finished(match)
@@ -1389,7 +1389,7 @@ class MatchRuntime:
             match_id=match.id,
             termination=termination,
             seats_joined=len(match.joined),
-            actions=len(match.actions),
+            actions=match.action_count,
         )
         match.publish()
         self._arm_timer(match)
