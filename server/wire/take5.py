@@ -150,36 +150,47 @@ def _turn_bytes(turn: Turn) -> bytes:
 class _HistoryBytes:
     """Take5View.history (field 13) as bytes, kept by the identity of the history tuple
     and of each turn: the engine's states share both from one version to the next, so a
-    deal's history is written once per turn instead of once per version. An entry holds
-    its tuple, so the identity it is found by cannot be another object's."""
+    deal's history is written once per turn instead of once per version. The cache holds
+    each object it keeps bytes for, so the identity it is found by cannot be another
+    object's.
 
-    __slots__ = ("_histories", "_turns")
+    The objects and the bytes are in two dicts keyed alike rather than one dict of
+    ``(object, bytes)`` pairs: a pair holding a tracked object is itself one more object
+    for the collector to walk, two per version (docs/performance-rounds.md, round 26)."""
+
+    __slots__ = ("_histories", "_history_bytes", "_turn_bytes", "_turns")
 
     LIMIT = 2048
     """Entries of each kind kept (a few MB at most); a full cache starts again empty."""
 
     def __init__(self) -> None:
-        self._histories: dict[int, tuple[tuple[Turn, ...], bytes]] = {}
-        self._turns: dict[int, tuple[Turn, bytes]] = {}
+        self._histories: dict[int, tuple[Turn, ...]] = {}
+        self._history_bytes: dict[int, bytes] = {}
+        self._turns: dict[int, Turn] = {}
+        self._turn_bytes: dict[int, bytes] = {}
 
     def __call__(self, history: tuple[Turn, ...]) -> bytes:
-        kept = self._histories.get(id(history))
-        if kept is not None and kept[0] is history:
-            return kept[1]
+        key = id(history)
+        if self._histories.get(key) is history:
+            return self._history_bytes[key]
         data = b"".join(self._turn(turn) for turn in history)
         if len(self._histories) >= self.LIMIT:
             self._histories.clear()
-        self._histories[id(history)] = (history, data)
+            self._history_bytes.clear()
+        self._histories[key] = history
+        self._history_bytes[key] = data
         return data
 
     def _turn(self, turn: Turn) -> bytes:
-        kept = self._turns.get(id(turn))
-        if kept is not None and kept[0] is turn:
-            return kept[1]
+        key = id(turn)
+        if self._turns.get(key) is turn:
+            return self._turn_bytes[key]
         data = embedded_field(13, _turn_bytes(turn))
         if len(self._turns) >= self.LIMIT:
             self._turns.clear()
-        self._turns[id(turn)] = (turn, data)
+            self._turn_bytes.clear()
+        self._turns[key] = turn
+        self._turn_bytes[key] = data
         return data
 
 
