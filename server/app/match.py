@@ -639,7 +639,7 @@ class Match:
         """The match is over and its end is stored: keep what a finished match answers
         with, in less memory.
 
-        The action rows (objects, each with its own strings) are packed into one
+        The action rows (a tuple each, with its own strings) are packed into one
         compressed JSON blob that :attr:`actions` unpacks when a record is asked for, and
         of the request-id answers each seat keeps its last own one (clock defaults played
         for it after it may not hide it): a seat has at most one
