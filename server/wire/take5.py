@@ -172,7 +172,9 @@ class _HistoryBytes:
     def __call__(self, history: tuple[Turn, ...]) -> bytes:
         key = id(history)
         if self._histories.get(key) is history:
-            return self._history_bytes[key]
+            kept = self._history_bytes.get(key)  # None only if another thread cleared it between
+            if kept is not None:
+                return kept
         data = b"".join(self._turn(turn) for turn in history)
         if len(self._histories) >= self.LIMIT:
             self._histories.clear()
@@ -184,7 +186,9 @@ class _HistoryBytes:
     def _turn(self, turn: Turn) -> bytes:
         key = id(turn)
         if self._turns.get(key) is turn:
-            return self._turn_bytes[key]
+            kept = self._turn_bytes.get(key)  # None only if another thread cleared it between
+            if kept is not None:
+                return kept
         data = embedded_field(13, _turn_bytes(turn))
         if len(self._turns) >= self.LIMIT:
             self._turns.clear()
