@@ -14,35 +14,16 @@ from __future__ import annotations
 import gc
 import random
 
-from speeltafel.server.app.match import Match
-from speeltafel.server.engine.core import commitment
-from speeltafel.server.engine.registry import get_game
-from speeltafel.server.store.base import ActionRow, MatchCreated, SeatJoined
+from started_match import GAME, started_take5  # tests/app is on sys.path
 
-GAME = get_game("take5")
+from speeltafel.server.app.match import Match
+from speeltafel.server.store.base import ActionRow
 
 
 def partway(actions: int) -> tuple[Match, list[ActionRow]]:
     """A three-seat Take 5 match with ``actions`` recorded and still running, and the rows
     recorded, in order."""
-    created = MatchCreated(
-        match_id="m1",
-        game="take5",
-        rules_version=GAME.info.rules_version,
-        options=tuple(sorted(GAME.info.canonical_options({}).items())),
-        seats=3,
-        server_seed=b"s" * 32,
-        commitment=commitment(b"s" * 32),
-        move_clock_ms=1000,
-        presets=(),
-        created_ms=0,
-        request_id="",
-        token_key=b"k" * 32,
-    )
-    match = Match(created, GAME)
-    for seat in range(3):
-        match.join(SeatJoined("m1", seat, f"s{seat}", bytes(32), b"", 1, ""))
-    match.start(1)
+    match = started_take5(3)
     chooser = random.Random(5)
     rows = []
     for n in range(actions):

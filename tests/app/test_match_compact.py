@@ -9,33 +9,14 @@ from __future__ import annotations
 
 import random
 
-from speeltafel.server.app.match import Match
-from speeltafel.server.engine.core import commitment
-from speeltafel.server.engine.registry import get_game
-from speeltafel.server.store.base import ActionRow, MatchCreated, SeatJoined
+from started_match import GAME, started_take5  # tests/app is on sys.path
 
-GAME = get_game("take5")
+from speeltafel.server.app.match import Match
+from speeltafel.server.store.base import ActionRow
 
 
 def played(clock_every: int) -> Match:
-    created = MatchCreated(
-        match_id="m1",
-        game="take5",
-        rules_version=GAME.info.rules_version,
-        options=tuple(sorted(GAME.info.canonical_options({}).items())),
-        seats=3,
-        server_seed=b"s" * 32,
-        commitment=commitment(b"s" * 32),
-        move_clock_ms=1000,
-        presets=(),
-        created_ms=0,
-        request_id="",
-        token_key=b"k" * 32,
-    )
-    match = Match(created, GAME)
-    for seat in range(3):
-        match.join(SeatJoined("m1", seat, f"s{seat}", bytes(32), b"", 1, ""))
-    match.start(1)
+    match = started_take5(3)
     chooser = random.Random(3)
     n = 0
     while match.outcome is None:
