@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -335,18 +337,57 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # unty
         return handler
 
 
+FIRST_MESSAGE_WAIT_S = 0.25
+"""How long a refusal of a call with a streaming request waits for its first message
+(:func:`after_first_message`)."""
+MAX_WAITING_REFUSALS = 256
+"""Refused calls that may wait for their first message at once, in the whole process;
+past it a refusal is immediate, so that a flood of silent streams cannot hold gRPC's pool
+of calls for the bound each."""
+_waiting = [0]
+
+
+async def after_first_message(request: Any) -> None:
+    """Return once a streaming request's first message is in, or at most
+    :data:`FIRST_MESSAGE_WAIT_S` later; at once for a request that is one message.
+
+    A call refused before the handler runs (no seat token, too many streams) ends with its
+    status while the client may still be writing its first message (Play's subscribe).
+    gRPC then resets the stream, the client's pending write fails, and grpc's Python client
+    reports INTERNAL ("Internal error from Core") in place of the status the server sent.
+    Waiting for the first message lets that write complete, so the client reads the real
+    status. The wait is bounded: a client that never writes holds its refused call (and
+    its HTTP/2 stream, within the connection's cap) for at most the bound, and no more
+    than :data:`MAX_WAITING_REFUSALS` wait at once."""
+    if not hasattr(request, "__anext__") or _waiting[0] >= MAX_WAITING_REFUSALS:
+        return
+    _waiting[0] += 1
+    try:
+        # Whatever the first read does (a message, the client half-closed, a message that
+        # does not parse, the bound) the refusal follows; a cancellation (the client gone)
+        # ends the call instead.
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(FIRST_MESSAGE_WAIT_S):
+                await anext(request)
+    finally:
+        _waiting[0] -= 1
+
+
 def refusing(
     refuse: Callable[[grpc.aio.ServicerContext[Any, Any]], Awaitable[None]],
 ) -> tuple[Callable[[Behaviour], Behaviour], Callable[[Behaviour], Behaviour]]:
     """Wrappers (for :func:`wrap_handler`) that answer a call with ``refuse(context)`` (an
-    abort) instead of running its handler: one for a single response, one for a stream."""
+    abort) instead of running its handler: one for a single response, one for a stream.
+    A streaming request's first message is waited for first (:func:`after_first_message`)."""
 
-    async def refused(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    async def refused(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await after_first_message(request)
         await refuse(context)
 
     async def refused_stream(
-        _request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
+        await after_first_message(request)
         await refuse(context)
         yield  # pragma: no cover - abort raises
 

@@ -11,7 +11,8 @@ decides every call before any handler work:
   (``context.peer()``, ``ip:port``: one client channel), per token (when the call carries
   ``authorization: Bearer <token>``, keyed by the token's SHA-256, never the token), per
   IP address and in total; over a cap the call ends with RESOURCE_EXHAUSTED
-  (``too_many_streams``) before the handler runs. The count is released when the call
+  (``too_many_streams``) before the handler runs (a streaming request's after its first
+  message: ``errors.after_first_message``). The count is released when the call
   ends, however it ends (cancelled, failed, finished): a done callback on the call and the
   wrapper's ``finally`` both release, once.
 * **Concurrent unary calls** are capped the same way (``too_many_calls``): 2,000 parallel
@@ -61,7 +62,13 @@ from typing import Any, Literal
 import grpc
 
 from speeltafel.server.app.errors import BadRequest
-from speeltafel.server.rpc.errors import bearer_token, refusing, status_for, wrap_handler
+from speeltafel.server.rpc.errors import (
+    after_first_message,
+    bearer_token,
+    refusing,
+    status_for,
+    wrap_handler,
+)
 
 CreatePolicy = Literal["open", "token"]
 MAX_STREAMS_PER_CONNECTION = 256
@@ -580,6 +587,7 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # un
                 peer = context.peer()
                 lease = limiter.admit_stream(peer, key)
                 if isinstance(lease, Refusal):
+                    await after_first_message(request)  # so the client reads the status
                     await _refuse(context, lease)
                     return None  # pragma: no cover - abort raises
                 context.add_done_callback(lease.release)
@@ -607,6 +615,7 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # un
                 peer = context.peer()
                 lease = limiter.admit_stream(peer, key)
                 if isinstance(lease, Refusal):
+                    await after_first_message(request)  # so the client reads the status
                     await _refuse(context, lease)
                     return  # pragma: no cover - abort raises
                 # The done callback releases even when the generator is never closed (a
