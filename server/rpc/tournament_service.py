@@ -29,7 +29,7 @@ from speeltafel.sdk.v1 import tournament_pb2, tournament_pb2_grpc
 from speeltafel.server.app.errors import BadRequest, Refused, Unauthenticated
 from speeltafel.server.app.match import Match
 from speeltafel.server.app.runtime import MatchRuntime
-from speeltafel.server.rpc.errors import abort, bearer_token
+from speeltafel.server.rpc.errors import abort, after_first_message, bearer_token
 from speeltafel.server.rpc.service import _record
 from speeltafel.server.store.base import FixtureResult, TournamentStore
 from speeltafel.server.tournament.director import (
@@ -231,7 +231,13 @@ class LobbyService(tournament_pb2_grpc.LobbyServiceServicer):
             async for response in _relay_both(stub.Connect, request_iterator, context):
                 yield response
             return
-        name = self.lobby.authenticate(bearer_token(context.invocation_metadata()))
+        try:
+            name = self.lobby.authenticate(bearer_token(context.invocation_metadata()))
+        except Unauthenticated:
+            # Refused after the client's register is in: a refusal that overtakes the
+            # client's write in flight reaches a grpc Python client as INTERNAL.
+            await after_first_message(request_iterator)
+            raise
         first = await anext(aiter(request_iterator), None)
         if first is None:
             return

@@ -22,6 +22,7 @@ from speeltafel.sdk.v1 import (
     tournament_pb2_grpc,
 )
 from speeltafel.server.app.runtime import RuntimeConfig
+from speeltafel.server.rpc import errors as rpc_errors
 from speeltafel.server.rpc.limits import LimitsConfig
 from speeltafel.server.rpc.server import Running, start_server
 from speeltafel.server.rpc.tournament_service import organiser_token_file, write_organiser_token
@@ -151,6 +152,23 @@ async def test_organiser_calls_need_the_organiser_token(server: Server) -> None:
     assert list(listed.tournaments) == []
 
 
+async def test_a_connect_with_an_unknown_token_is_refused_after_its_register(
+    server: Server, monkeypatch: Any
+) -> None:
+    # Refused before the client's register was in, the status could overtake the write,
+    # and grpc's Python client then reports INTERNAL instead (rpc/errors.py).
+    monkeypatch.setattr(rpc_errors, "FIRST_MESSAGE_WAIT_S", 30.0)
+    lobby = tournament_pb2_grpc.LobbyServiceStub(server.channel)  # type: ignore[no-untyped-call]
+    call = lobby.Connect(metadata=(("authorization", "Bearer not-a-token"),))
+    await asyncio.sleep(0.3)
+    assert not call.done(), "refused before the client's first message"
+    await call.write(T.ConnectRequest(register=T.Register(games=[GAME])))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await asyncio.wait_for(call.read(), 10)
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert reason(caught.value) == "bad_bot_token"
+
+
 async def test_a_bot_token_is_checked_and_a_new_one_revokes_the_old(server: Server) -> None:
     lobby = tournament_pb2_grpc.LobbyServiceStub(server.channel)  # type: ignore[no-untyped-call]
     register = T.ConnectRequest(register=T.Register(games=[GAME]))
@@ -161,8 +179,8 @@ async def test_a_bot_token_is_checked_and_a_new_one_revokes_the_old(server: Serv
         return call
 
     async def refused(token: str) -> grpc.StatusCode:
-        # The server may end the call before the client's write lands: the
-        # status then surfaces from the write instead of the read.
+        # The refusal waits for the register (rpc/errors.py), so the status comes with
+        # the read; the write stays inside the raises block all the same.
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             call = await connect(token)
             await call.read()
