@@ -23,11 +23,13 @@ import pytest
 from speeltafel.cli.server_process import ServerProcess
 from speeltafel.server.engine.registry import GAMES
 
-pytestmark = pytest.mark.slow
-
 NODE_DIR = Path(__file__).resolve().parents[2] / "bots" / "node"
 CLI = [sys.executable, "-m", "speeltafel.cli"]
 TIMEOUT_S = 240.0
+# pytest-timeout's default (120 s, pyproject.toml) would end a test before its own deadline
+# above, which says what is unfinished: about 30 s alone, it took over 120 s on a host
+# with three test workers on two cores.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(TIMEOUT_S + 120)]
 # Python bots by participant name: (built-in bot); "node" is the Node.js bot.
 PYTHON_BOTS = {"first": "first", "random": "random", "random2": "random"}
 
