@@ -99,7 +99,7 @@ async def test_refusals_past_the_cap_of_waiting_ones_are_immediate(
     for call in waiting:
         call.cancel()
     # Cancelled, the waiting refusals give their places back.
-    for _ in range(100):
+    for _ in range(250):  # up to 5 s for the cancellations to reach the server
         if errors._waiting[0] == 0:
             break
         await asyncio.sleep(0.02)
