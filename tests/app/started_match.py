@@ -4,6 +4,8 @@ for the tests in it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from speeltafel.server.app.match import Match
 from speeltafel.server.engine.core import commitment
 from speeltafel.server.engine.registry import get_game
@@ -12,8 +14,9 @@ from speeltafel.server.store.base import MatchCreated, SeatJoined
 GAME = get_game("take5")
 
 
-def started_take5(seats: int) -> Match:
-    """Match ``m1``: Take 5 under its default options, every seat joined, dealt."""
+def started_take5(seats: int, **created_fields: Any) -> Match:
+    """Match ``m1``: Take 5 under its default options, every seat joined, dealt.
+    ``created_fields``: more fields of its ``MatchCreated`` (time banks, forfeits...)."""
     created = MatchCreated(
         match_id="m1",
         game="take5",
@@ -27,6 +30,7 @@ def started_take5(seats: int) -> Match:
         created_ms=0,
         request_id="",
         token_key=b"k" * 32,
+        **created_fields,
     )
     match = Match(created, GAME)
     for seat in range(seats):

@@ -6,37 +6,15 @@ from __future__ import annotations
 
 import random
 
-from speeltafel.server.app.match import Match
-from speeltafel.server.engine.core import commitment
-from speeltafel.server.engine.registry import get_game
-from speeltafel.server.store.base import ActionRow, MatchCreated, SeatJoined
+from started_match import GAME, started_take5
 
-GAME = get_game("take5")
+from speeltafel.server.store.base import ActionRow
+
 SEATS = 4
 
 
 def test_every_seats_deadline_at_once_is_each_seats_deadline() -> None:
-    created = MatchCreated(
-        match_id="m1",
-        game="take5",
-        rules_version=GAME.info.rules_version,
-        options=tuple(sorted(GAME.info.canonical_options({}).items())),
-        seats=SEATS,
-        server_seed=b"s" * 32,
-        commitment=commitment(b"s" * 32),
-        move_clock_ms=1000,
-        presets=(),
-        created_ms=0,
-        request_id="",
-        token_key=b"k" * 32,
-        time_bank_ms=5000,
-        max_misses=2,
-        forfeit="autoplay",
-    )
-    match = Match(created, GAME)
-    for seat in range(SEATS):
-        match.join(SeatJoined("m1", seat, f"s{seat}", bytes(32), b"", 1, ""))
-    match.start(1)
+    match = started_take5(SEATS, time_bank_ms=5000, max_misses=2, forfeit="autoplay")
     chooser = random.Random(7)
     now = 1
     seen = {"forfeited": False, "spent": False, "several": False}
